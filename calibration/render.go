@@ -1,0 +1,75 @@
+package calibration
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+)
+
+// RenderText writes the gate table: one aligned line per row (cell, metric,
+// truth, sim, relative error in percent, and PASS, FAIL or "reported"),
+// then a last line exactly "N passed, M failed" counting cells (Verdicts).
+// Values print with 5 significant digits in the rows' own units.
+func RenderText(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "cell\tmetric\ttruth\tsim\trel_err\tverdict")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Cell, r.Metric, formatValue(r.Truth), formatValue(r.Sim), formatPercent(r.RelErr), verdictLabel(r))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("render gate table: %w", err)
+	}
+	passed, failed := Verdicts(rows)
+	if _, err := fmt.Fprintf(w, "%d passed, %d failed\n", passed, failed); err != nil {
+		return fmt.Errorf("render gate table: %w", err)
+	}
+	return nil
+}
+
+func verdictLabel(r Row) string {
+	switch {
+	case !r.Gated:
+		return "reported"
+	case r.Pass:
+		return "PASS"
+	default:
+		return "FAIL"
+	}
+}
+
+func formatValue(v float64) string {
+	return strconv.FormatFloat(v, 'g', 5, 64)
+}
+
+func formatPercent(frac float64) string {
+	if math.IsNaN(frac) || math.IsInf(frac, 0) {
+		return strconv.FormatFloat(frac, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(100*frac, 'f', 2, 64) + "%"
+}
+
+// MarshalJSON writes the row with the keys of docs/GATE.md (cell, metric,
+// truth, sim, rel_err, gated, pass). JSON has no NaN or infinity, so a
+// non-finite truth, sim or rel_err is written as null.
+func (r Row) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Cell   string   `json:"cell"`
+		Metric string   `json:"metric"`
+		Truth  *float64 `json:"truth"`
+		Sim    *float64 `json:"sim"`
+		RelErr *float64 `json:"rel_err"`
+		Gated  bool     `json:"gated"`
+		Pass   bool     `json:"pass"`
+	}{r.Cell, r.Metric, finiteOrNil(r.Truth), finiteOrNil(r.Sim), finiteOrNil(r.RelErr), r.Gated, r.Pass})
+}
+
+func finiteOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}

@@ -1,0 +1,418 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"frontier/scenarios"
+	"frontier/sim"
+)
+
+// simFlags are `frontier simulate`'s flags: vLLM serve's and vLLM bench
+// serve's names, plus the scenario, hardware and output files.
+type simFlags struct {
+	scenario string
+	hardware string
+	profile  string
+	calib    string
+
+	model, dtype, kvDtype                          string
+	tp, pp, dp                                     int
+	ep, prefixCaching, noPrefixCaching, eager      bool
+	async, noAsync                                 bool
+	maxNumSeqs, maxBatched, maxModelLen, blockSize int
+	gpuUtil                                        float64
+	longPrefill, blocksOverride                    int
+	graphSizes                                     []int
+
+	dataset, trace                  string
+	numPrompts, inLen, outLen       int
+	rangeRatio, burstiness, timeout float64
+	rate                            string
+	maxConcurrency                  int
+	seed                            int64
+
+	saveResult, requestsCSV, stepsCSV string
+	percentiles, percentileMetrics    string
+	quiet                             bool
+}
+
+func newSimulateCmd() *cobra.Command {
+	f := &simFlags{}
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Simulate a vLLM deployment serving a workload and report what vllm bench serve would",
+		Long: `Simulate one vLLM V1 deployment serving one workload and print what
+'vllm bench serve' would print. With no arguments it runs the embedded
+default: Llama-3.1-8B-Instruct bf16 on one H200-SXM, random dataset, 1000
+prompts of 512 tokens in / 128 out, all sent at once (--request-rate inf).
+
+The deployment and workload come from --scenario FILE (see
+scenarios/README.md) and/or flags named as in 'vllm serve' and
+'vllm bench serve'; flags override the file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "scenario YAML file (default: the embedded default)")
+	fl.StringVar(&f.hardware, "hardware", "h200-sxm", "GPU: h100-sxm | h200-sxm | h800 (see `frontier hardware`)")
+	fl.StringVar(&f.profile, "profile-dir", "", "operator table folder (aiconfigurator layout or the collector's CSVs); default: embedded tables for the hardware")
+	fl.StringVar(&f.calib, "calibration", "", "host-overhead calibration JSON (frontier calibrate)")
+	// vllm serve
+	fl.StringVar(&f.model, "model", "meta-llama/Llama-3.1-8B-Instruct", "model id (see `frontier models`) or path to a HF config.json")
+	fl.StringVar(&f.dtype, "dtype", "auto", "weights dtype: auto | bfloat16 | float16")
+	fl.IntVarP(&f.tp, "tensor-parallel-size", "t", 1, "tensor-parallel size")
+	fl.IntVar(&f.pp, "pipeline-parallel-size", 1, "pipeline-parallel size")
+	fl.IntVar(&f.dp, "data-parallel-size", 1, "data-parallel size")
+	fl.BoolVar(&f.ep, "enable-expert-parallel", false, "spread MoE experts over TP × DP ranks")
+	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running requests per step (default 1024 on H100/H200/H800)")
+	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "token budget per step (default 8192 on H100/H200/H800)")
+	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length limit (default: the model's max_position_embeddings)")
+	fl.Float64Var(&f.gpuUtil, "gpu-memory-utilization", scenarios.DefaultGPUMemoryUtilization, "fraction of GPU memory vLLM may use")
+	fl.IntVar(&f.blockSize, "block-size", scenarios.DefaultBlockSize, "KV block size, tokens")
+	fl.BoolVar(&f.prefixCaching, "enable-prefix-caching", true, "enable prefix caching")
+	fl.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "disable prefix caching")
+	fl.IntVar(&f.longPrefill, "long-prefill-token-threshold", 0, "cap on a prefill chunk's tokens per step (0 = off)")
+	fl.BoolVar(&f.eager, "enforce-eager", false, "disable CUDA graphs")
+	fl.StringVar(&f.kvDtype, "kv-cache-dtype", "auto", "KV cache dtype: auto | fp8")
+	fl.IntVar(&f.blocksOverride, "num-gpu-blocks-override", 0, "use this many KV blocks instead of the memory plan")
+	fl.IntSliceVar(&f.graphSizes, "cuda-graph-sizes", nil, "CUDA-graph capture sizes (default: vLLM's)")
+	fl.BoolVar(&f.async, "async-scheduling", true, "schedule one step ahead (vLLM default)")
+	fl.BoolVar(&f.noAsync, "no-async-scheduling", false, "turn async scheduling off")
+	// vllm bench serve
+	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace")
+	fl.StringVar(&f.trace, "trace", "", "trace CSV for --dataset-name trace (arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])")
+	fl.IntVar(&f.numPrompts, "num-prompts", 1000, "number of requests (random dataset)")
+	fl.IntVar(&f.inLen, "random-input-len", 512, "prompt tokens (random dataset)")
+	fl.IntVar(&f.outLen, "random-output-len", 128, "output tokens (random dataset)")
+	fl.Float64Var(&f.rangeRatio, "random-range-ratio", 0, "lengths uniform in len × [1−r, 1+r]")
+	fl.StringVar(&f.rate, "request-rate", "inf", "requests/s, or inf to send all at once")
+	fl.Float64Var(&f.burstiness, "burstiness", 1, "gamma shape of the gaps (1 = Poisson)")
+	fl.IntVar(&f.maxConcurrency, "max-concurrency", 0, "max requests in flight (0 = unlimited)")
+	fl.Int64Var(&f.seed, "seed", 0, "random seed")
+	fl.Float64Var(&f.timeout, "timeout", 0, "client timeout, s (the request fails and vLLM aborts it)")
+	// outputs
+	fl.StringVar(&f.saveResult, "save-result", "", "write vllm bench serve's result JSON to FILE")
+	fl.StringVar(&f.requestsCSV, "requests-csv", "", "write one row per request to FILE")
+	fl.StringVar(&f.stepsCSV, "steps-csv", "", "write one row per engine step to FILE")
+	fl.StringVar(&f.percentiles, "metric-percentiles", "99", "comma-separated percentiles to report")
+	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	return cmd
+}
+
+// defaultScenario is the embedded default: Llama-3.1-8B bf16 on one
+// H200-SXM, random 1000 × 512 in / 128 out at request rate inf.
+func defaultScenario() *scenarios.Scenario {
+	d := scenarios.DefaultDeployment()
+	d.Model = "meta-llama/Llama-3.1-8B-Instruct"
+	return &scenarios.Scenario{
+		Name: "default", Hardware: "h200-sxm", Deployment: &d,
+		Workload: scenarios.Workload{
+			Dataset:  "random",
+			Random:   &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128},
+			Arrivals: scenarios.DefaultArrivals(),
+		},
+	}
+}
+
+// buildScenario loads the scenario (or the default) and applies the flags
+// the user set.
+func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error) {
+	var sc *scenarios.Scenario
+	if f.scenario != "" {
+		var err error
+		if sc, err = scenarios.Load(f.scenario); err != nil {
+			return nil, err
+		}
+	} else {
+		sc = defaultScenario()
+	}
+	set := cmd.Flags().Changed
+	if set("hardware") {
+		sc.Hardware = f.hardware
+	}
+	if set("profile-dir") {
+		p, _ := absPath(f.profile)
+		sc.Profiles = &p
+	}
+	if set("calibration") {
+		p, _ := absPath(f.calib)
+		sc.Calibration = &p
+	}
+	if sc.Deployment == nil {
+		if sc.Disaggregation != nil && anySet(set, "model", "dtype", "tensor-parallel-size", "max-num-seqs", "max-num-batched-tokens") {
+			return nil, fmt.Errorf("deployment flags do not apply to a disaggregated scenario; edit its prefill/decode deployments")
+		}
+	} else {
+		applyDeployment(sc.Deployment, f, set)
+	}
+	if err := applyWorkload(&sc.Workload, f, set); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+func anySet(set func(string) bool, names ...string) bool {
+	for _, n := range names {
+		if set(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func applyDeployment(d *scenarios.Deployment, f *simFlags, set func(string) bool) {
+	if set("model") {
+		d.Model = f.model
+	}
+	if set("dtype") {
+		d.Dtype = f.dtype
+	}
+	if set("tensor-parallel-size") {
+		d.TensorParallelSize = f.tp
+	}
+	if set("pipeline-parallel-size") {
+		d.PipelineParallelSize = f.pp
+	}
+	if set("data-parallel-size") {
+		d.DataParallelSize = f.dp
+	}
+	if set("enable-expert-parallel") {
+		d.EnableExpertParallel = f.ep
+	}
+	if set("max-num-seqs") {
+		d.MaxNumSeqs = nonZero(f.maxNumSeqs)
+	}
+	if set("max-num-batched-tokens") {
+		d.MaxNumBatchedTokens = nonZero(f.maxBatched)
+	}
+	if set("max-model-len") {
+		d.MaxModelLen = nonZero(f.maxModelLen)
+	}
+	if set("gpu-memory-utilization") {
+		d.GPUMemoryUtilization = f.gpuUtil
+	}
+	if set("block-size") {
+		d.BlockSize = f.blockSize
+	}
+	if set("enable-prefix-caching") {
+		v := f.prefixCaching
+		d.EnablePrefixCaching = &v
+	}
+	if set("no-enable-prefix-caching") && f.noPrefixCaching {
+		v := false
+		d.EnablePrefixCaching = &v
+	}
+	if set("long-prefill-token-threshold") {
+		d.LongPrefillTokenThreshold = f.longPrefill
+	}
+	if set("enforce-eager") {
+		d.EnforceEager = f.eager
+	}
+	if set("kv-cache-dtype") {
+		d.KVCacheDtype = f.kvDtype
+	}
+	if set("num-gpu-blocks-override") {
+		v := f.blocksOverride
+		d.NumGPUBlocksOverride = &v
+	}
+	if set("cuda-graph-sizes") {
+		d.CUDAGraphSizes = f.graphSizes
+	}
+	if set("async-scheduling") {
+		v := f.async
+		d.AsyncScheduling = &v
+	}
+	if set("no-async-scheduling") && f.noAsync {
+		v := false
+		d.AsyncScheduling = &v
+	}
+}
+
+// nonZero keeps an explicit 0 from meaning "default": it becomes -1 so
+// validation reports it ("must be ≥ 1, got …").
+func nonZero(v int) int {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) error {
+	if set("dataset-name") {
+		w.Dataset = f.dataset
+	}
+	if anySet(set, "num-prompts", "random-input-len", "random-output-len", "random-range-ratio") {
+		if w.Random == nil {
+			w.Random = &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128}
+		}
+		if set("num-prompts") {
+			w.Random.NumPrompts = f.numPrompts
+		}
+		if set("random-input-len") {
+			w.Random.InputLen = f.inLen
+		}
+		if set("random-output-len") {
+			w.Random.OutputLen = f.outLen
+		}
+		if set("random-range-ratio") {
+			w.Random.RangeRatio = f.rangeRatio
+		}
+	}
+	if set("trace") {
+		p, _ := absPath(f.trace)
+		w.Trace = &scenarios.TraceData{Path: p}
+		if !set("dataset-name") {
+			w.Dataset = "trace"
+		}
+	}
+	if set("request-rate") {
+		r, err := parseRate(f.rate)
+		if err != nil {
+			return err
+		}
+		w.Arrivals.RequestRate = r
+	}
+	if set("burstiness") {
+		w.Arrivals.Burstiness = f.burstiness
+	}
+	if set("max-concurrency") {
+		v := f.maxConcurrency
+		w.Arrivals.MaxConcurrency = &v
+	}
+	if set("seed") {
+		w.Seed = f.seed
+	}
+	if set("timeout") {
+		v := f.timeout
+		w.Arrivals.TimeoutS = &v
+	}
+	return nil
+}
+
+func parseRate(s string) (scenarios.Rate, error) {
+	if strings.EqualFold(strings.TrimPrefix(s, "+"), "inf") {
+		return scenarios.Rate(math.Inf(1)), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--request-rate: must be a number of requests/s or inf, got %q", s)
+	}
+	return scenarios.Rate(v), nil
+}
+
+func parsePercentiles(s string) ([]float64, error) {
+	var out []float64
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v <= 0 || v >= 100 {
+			return nil, fmt.Errorf("--metric-percentiles: each must be a number in (0, 100), got %q", p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func runSimulate(cmd *cobra.Command, f *simFlags) error {
+	percentiles, err := parsePercentiles(f.percentiles)
+	if err != nil {
+		return bad(err)
+	}
+	shown, err := parseMetrics(f.percentileMetrics)
+	if err != nil {
+		return bad(err)
+	}
+	sc, err := buildScenario(cmd, f)
+	if err != nil {
+		return bad(err)
+	}
+	if err := sc.Validate(); err != nil {
+		return bad(err)
+	}
+	opt := sim.Options{}
+	stderr := cmd.ErrOrStderr()
+	if !f.quiet {
+		opt.Progress = func(done, total int) {
+			if total >= 2000 {
+				fmt.Fprintf(stderr, "\rsimulated %d/%d requests", done, total)
+				if done == total {
+					fmt.Fprintln(stderr)
+				}
+			}
+		}
+	}
+	var steps *stepWriter
+	if f.stepsCSV != "" {
+		if steps, err = newStepWriter(f.stepsCSV); err != nil {
+			return bad(err)
+		}
+		opt.StepSink = steps.add
+	}
+	s, setup, err := sim.Build(sc, opt)
+	if err != nil {
+		return bad(err)
+	}
+	for _, n := range setup.Notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
+	res := s.Run()
+	setup.Finish(s, res)
+	if steps != nil {
+		if err := steps.close(); err != nil {
+			return err
+		}
+	}
+	sum := sim.Summarize(res.Requests, res.ITL, percentiles)
+	printSummary(cmd.OutOrStdout(), sc, setup, res, sum, shown)
+	if f.saveResult != "" {
+		if err := saveResult(f.saveResult, sc, setup, res, sum); err != nil {
+			return err
+		}
+	}
+	if f.requestsCSV != "" {
+		if err := writeRequests(f.requestsCSV, res.Requests); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseMetrics(s string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(s, ",") {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			continue
+		}
+		ok := false
+		for _, k := range sim.Metrics {
+			ok = ok || k == m
+		}
+		if !ok {
+			return nil, fmt.Errorf("--percentile-metrics: unknown metric %q (allowed: ttft, tpot, itl, e2el)", m)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func absPath(p string) (string, error) {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p, err
+	}
+	return wd + "/" + p, nil
+}

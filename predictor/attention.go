@@ -1,0 +1,194 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"frontier/profiles"
+)
+
+// grid2 is a latency surface y(batch, x) on log axes: one series in x per
+// measured batch size (grids may be ragged: large batches often lack long
+// contexts). Lookup interpolates log-log in x within each bracketing batch,
+// then geometrically in batch; beyond the largest batch, linearly in batch.
+type grid2 struct {
+	batch axis
+	rows  []series
+}
+
+func newGrid2(points map[float64][][2]float64) grid2 {
+	var bs []float64
+	for b := range points {
+		bs = append(bs, b)
+	}
+	sort.Float64s(bs)
+	g := grid2{batch: axis{v: bs, log: logs(bs)}}
+	for _, b := range bs {
+		var xs, ys []float64
+		for _, p := range points[b] {
+			xs, ys = append(xs, p[0]), append(ys, p[1])
+		}
+		g.rows = append(g.rows, newSeries(xs, ys))
+	}
+	return g
+}
+
+func (g grid2) at(batch, x float64) (float64, bool) {
+	i, j, w, out := g.batch.bracket(batch)
+	yi, oi := g.rows[i].at(x)
+	if w == 0 {
+		if out && batch > g.batch.v[i] {
+			yi *= batch / g.batch.v[i]
+		}
+		return yi, out || oi
+	}
+	yj, oj := g.rows[j].at(x)
+	return logLerp(yi, yj, w), oi || oj
+}
+
+type headKey struct{ h, kv int64 }
+
+// Attention predicts prefill and decode attention kernels from the
+// context_attention and generation_attention tables for one head_dim and
+// kv-cache dtype.
+//
+// Head shapes: rows with the exact (query heads, kv heads) of one rank are
+// used when present. Otherwise (for example Llama-2-7b's 32/32 multi-head
+// decode, absent beyond 8/8) the bytes-read rule substitutes the measured
+// shape with the same heads-per-kv-head ratio and the largest kv heads
+// ≤ ours, folding the missing kv heads into the context length: a decode
+// reading kv heads × context tokens of KV costs what the measured shape
+// costs on the same bytes. Prefill substitutes by scaling linearly in query
+// heads (FLOPs). Substitutions are recorded in Notes.
+type Attention struct {
+	prefill map[headKey]grid2
+	decode  map[headKey]grid2
+	Notes   []string
+	Cov     Coverage
+}
+
+// NewAttention builds attention predictors for head_dim and the kv cache
+// dtype (bfloat16 or fp8), from bf16 attention rows.
+func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, error) {
+	a := &Attention{prefill: map[headKey]grid2{}, decode: map[headKey]grid2{}}
+	build := func(rows []profiles.AttnRow, x func(profiles.AttnRow) int64, dst map[headKey]grid2) {
+		pts := map[headKey]map[float64][][2]float64{}
+		for _, r := range rows {
+			if r.HeadDim != int64(headDim) || r.KVCacheDtype != kvDtype || r.AttnDtype != "bfloat16" || r.WindowSize != 0 || r.LatencyMs <= 0 {
+				continue
+			}
+			k := headKey{r.NumHeads, r.NumKVHeads}
+			if pts[k] == nil {
+				pts[k] = map[float64][][2]float64{}
+			}
+			b := float64(r.BatchSize)
+			pts[k][b] = append(pts[k][b], [2]float64{float64(x(r)), r.LatencyMs})
+		}
+		for k, p := range pts {
+			dst[k] = newGrid2(p)
+		}
+	}
+	build(t.ContextAttn, func(r profiles.AttnRow) int64 { return r.ISL }, a.prefill)
+	build(t.GenerationAttn, func(r profiles.AttnRow) int64 { return r.Step + 1 }, a.decode)
+	if len(a.prefill) == 0 || len(a.decode) == 0 {
+		return nil, fmt.Errorf("attention tables have no rows for head_dim %d with kv_cache_dtype %s", headDim, kvDtype)
+	}
+	return a, nil
+}
+
+// choose finds the table shape for (h, kv) heads: exact, else the same
+// heads-per-kv ratio with the largest kv ≤ ours (fold factor kv/kv'), else
+// the nearest kv with the same ratio; scale is the factor on query heads.
+func choose(m map[headKey]grid2, h, kv int64) (k headKey, fold float64, ok bool) {
+	if _, ok := m[headKey{h, kv}]; ok {
+		return headKey{h, kv}, 1, true
+	}
+	best := headKey{}
+	for c := range m {
+		if c.h*kv != h*c.kv {
+			continue
+		}
+		if best.kv == 0 || (c.kv <= kv && (best.kv > kv || c.kv > best.kv)) || (best.kv > kv && c.kv < best.kv) {
+			best = c
+		}
+	}
+	if best.kv == 0 {
+		return best, 0, false
+	}
+	return best, float64(kv) / float64(best.kv), true
+}
+
+// DecodeMs is the decode attention latency, milliseconds, for batch
+// requests with a mean context of ctx tokens, h query and kv key/value
+// heads on this rank.
+func (a *Attention) DecodeMs(batch int, ctx float64, h, kv int) float64 {
+	if batch <= 0 {
+		return 0
+	}
+	k, fold, ok := choose(a.decode, int64(h), int64(kv))
+	if !ok {
+		// No shape with this ratio: scale the nearest-ratio kv=our kv by bytes.
+		k, fold = a.anyKV(a.decode, int64(kv))
+	} else if fold != 1 {
+		a.noteOnce(fmt.Sprintf("decode attention %d/%d heads: no table rows; priced as %d/%d with context × %.3g (bytes-read rule)", h, kv, k.h, k.kv, fold))
+	}
+	y, out := a.decode[k].at(float64(batch), ctx*fold)
+	a.Cov.note(out, func() string { return fmt.Sprintf("decode attention batch=%d ctx=%.0f heads=%d/%d", batch, ctx, h, kv) })
+	return y
+}
+
+// PrefillMs is the prefill attention latency, milliseconds, of one chunk
+// of q new tokens after prefix cached tokens. Rule for a prefix (the
+// imported tables have none): causal attention work is q·(q + 2·prefix)/2
+// query-key pairs, priced as a prefix-free prompt with the same work,
+// isl = √(q·(q + 2·prefix)).
+func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
+	if q <= 0 {
+		return 0
+	}
+	isl := float64(q)
+	if prefix > 0 {
+		isl = math.Sqrt(float64(q) * float64(q+2*prefix))
+	}
+	k, _, ok := choose(a.prefill, int64(h), int64(kv))
+	scale := 1.0
+	if !ok {
+		k, _ = a.anyKV(a.prefill, int64(kv))
+	}
+	if k.h != int64(h) {
+		scale = float64(h) / float64(k.h)
+		a.noteOnce(fmt.Sprintf("prefill attention %d/%d heads: no table rows; priced from %d/%d × %.3g (FLOPs rule)", h, kv, k.h, k.kv, scale))
+	}
+	y, out := a.prefill[k].at(1, isl)
+	a.Cov.note(out, func() string { return fmt.Sprintf("prefill attention q=%d prefix=%d heads=%d/%d", q, prefix, h, kv) })
+	return y * scale
+}
+
+// anyKV returns the table shape with the most query heads per kv head
+// closest to kv, folding by kv ratio.
+func (a *Attention) anyKV(m map[headKey]grid2, kv int64) (headKey, float64) {
+	var best headKey
+	for c := range m {
+		if best.kv == 0 || abs64(c.kv-kv) < abs64(best.kv-kv) || (c.kv == best.kv && c.h > best.h) {
+			best = c
+		}
+	}
+	return best, float64(kv) / float64(best.kv)
+}
+
+func (a *Attention) noteOnce(s string) {
+	for _, n := range a.Notes {
+		if n == s {
+			return
+		}
+	}
+	a.Notes = append(a.Notes, s)
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

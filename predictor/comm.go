@@ -1,0 +1,78 @@
+package predictor
+
+import (
+	"fmt"
+
+	"frontier/profiles"
+)
+
+// CustomAllReduceMaxBytes is vLLM's custom all-reduce limit: messages up to
+// 8 MiB use it, larger ones NCCL (vllm/distributed/device_communicators/
+// custom_all_reduce.py, max_size = 8192 * 1024).
+const CustomAllReduceMaxBytes = 8 << 20
+
+// Comm predicts collectives for one GPU count from the custom all-reduce
+// and NCCL tables: latency curves over message size (elements of 2 bytes),
+// log-log interpolated.
+type Comm struct {
+	gpus    int
+	curves  map[string]series // key: op/backend
+	Cov     Coverage
+	missing []string
+}
+
+// NewComm selects the curves for gpus GPUs.
+func NewComm(rows []profiles.CommRow, gpus int) *Comm {
+	c := &Comm{gpus: gpus, curves: map[string]series{}}
+	pts := map[string][2][]float64{}
+	for _, r := range rows {
+		if r.NumGPUs != int64(gpus) || r.LatencyMs <= 0 {
+			continue
+		}
+		if r.Dtype != "" && r.Dtype != "half" && r.Dtype != "bfloat16" && r.Dtype != "float16" {
+			continue
+		}
+		k := r.Op + "/" + r.Backend
+		p := pts[k]
+		p[0], p[1] = append(p[0], float64(r.MessageSize)), append(p[1], r.LatencyMs)
+		pts[k] = p
+	}
+	for k, p := range pts {
+		c.curves[k] = newSeries(p[0], p[1])
+	}
+	return c
+}
+
+// Ms returns the latency, milliseconds, of op over elems 2-byte elements
+// using backend (nccl, vllm_graph, vllm_eager); a missing backend falls
+// back to nccl. With no table at all for this GPU count it returns a
+// bandwidth estimate from bwBytesPerSec (ring: 2·(g−1)/g of the bytes).
+func (c *Comm) Ms(op, backend string, elems int64, bwBytesPerSec float64) float64 {
+	if c.gpus <= 1 || elems <= 0 {
+		return 0
+	}
+	s, ok := c.curves[op+"/"+backend]
+	if !ok {
+		s, ok = c.curves[op+"/nccl"]
+	}
+	if !ok {
+		c.Cov.note(true, func() string { return fmt.Sprintf("%s %d gpus: no table, bandwidth estimate", op, c.gpus) })
+		g := float64(c.gpus)
+		return 1e3*(2*(g-1)/g*float64(elems)*2/bwBytesPerSec) + 0.01
+	}
+	y, out := s.at(float64(elems))
+	c.Cov.note(out, func() string { return fmt.Sprintf("%s/%s gpus=%d elems=%d", op, backend, c.gpus, elems) })
+	return y
+}
+
+// AllReduceMs prices a TP all-reduce of elems bf16 elements as vLLM does:
+// the custom all-reduce (graph or eager flavour) up to 8 MiB, NCCL above.
+func (c *Comm) AllReduceMs(elems int64, graph bool, bw float64) float64 {
+	if elems*2 <= CustomAllReduceMaxBytes {
+		if graph {
+			return c.Ms("all_reduce", "vllm_graph", elems, bw)
+		}
+		return c.Ms("all_reduce", "vllm_eager", elems, bw)
+	}
+	return c.Ms("all_reduce", "nccl", elems, bw)
+}

@@ -1,0 +1,125 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+
+	"frontier/profiles"
+)
+
+// Gemm predicts GEMM latency for one dtype from a gemm_perf table:
+// C[m×n] = A[m×k]·B[k×n].
+//
+// Rule: inside the (m, n, k) grid, trilinear interpolation of log latency in
+// log m, log n, log k (exact at grid points and for power laws between
+// them). Outside the grid each coordinate is clamped to the edge and the
+// latency scaled linearly in FLOPs (m·n·k) for coordinates above the grid;
+// coordinates below the grid keep the edge latency. Every extrapolated
+// lookup is counted in Coverage.
+type Gemm struct {
+	dtype   string
+	m, n, k axis
+	lat     []float64 // [im][in][ik], NaN = not measured
+	Cov     Coverage
+}
+
+// NewGemm builds the predictor for dtype from rows (other dtypes ignored).
+func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
+	var ms, ns, ks []float64
+	for _, r := range rows {
+		if r.Dtype == dtype {
+			ms, ns, ks = append(ms, float64(r.M)), append(ns, float64(r.N)), append(ks, float64(r.K))
+		}
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("gemm table has no %s rows", dtype)
+	}
+	g := &Gemm{dtype: dtype, m: newAxis(ms), n: newAxis(ns), k: newAxis(ks)}
+	g.lat = make([]float64, len(g.m.v)*len(g.n.v)*len(g.k.v))
+	for i := range g.lat {
+		g.lat[i] = math.NaN()
+	}
+	for _, r := range rows {
+		if r.Dtype == dtype && r.LatencyMs > 0 {
+			g.lat[g.idx(g.m.index(float64(r.M)), g.n.index(float64(r.N)), g.k.index(float64(r.K)))] = r.LatencyMs
+		}
+	}
+	return g, nil
+}
+
+func (g *Gemm) idx(i, j, l int) int { return (i*len(g.n.v)+j)*len(g.k.v) + l }
+
+// Ms returns latency in milliseconds of an m×n×k GEMM.
+func (g *Gemm) Ms(m, n, k int) float64 {
+	if m <= 0 || n <= 0 || k <= 0 {
+		return 0
+	}
+	fm, fn, fk := float64(m), float64(n), float64(k)
+	im0, im1, wm, om := g.m.bracket(fm)
+	in0, in1, wn, on := g.n.bracket(fn)
+	ik0, ik1, wk, ok := g.k.bracket(fk)
+	var acc float64
+	missing := false
+	for _, c := range [8][3]int{{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}} {
+		im, in, ik := pick(im0, im1, c[0]), pick(in0, in1, c[1]), pick(ik0, ik1, c[2])
+		w := weight(wm, c[0]) * weight(wn, c[1]) * weight(wk, c[2])
+		if w == 0 {
+			continue
+		}
+		v := g.lat[g.idx(im, in, ik)]
+		if math.IsNaN(v) {
+			v = g.nearest(im, in, ik)
+			missing = true
+		}
+		acc += w * math.Log(v)
+	}
+	lat := math.Exp(acc)
+	// Scale above-grid coordinates linearly in FLOPs.
+	if om && fm > g.m.v[im1] {
+		lat *= fm / g.m.v[im1]
+	}
+	if on && fn > g.n.v[in1] {
+		lat *= fn / g.n.v[in1]
+	}
+	if ok && fk > g.k.v[ik1] {
+		lat *= fk / g.k.v[ik1]
+	}
+	g.Cov.note(om || on || ok || missing, func() string { return fmt.Sprintf("gemm %s m=%d n=%d k=%d", g.dtype, m, n, k) })
+	return lat
+}
+
+// nearest fills a grid hole from the closest measured point in (n, k) at
+// the same m, scaled by the FLOPs ratio.
+func (g *Gemm) nearest(im, in, ik int) float64 {
+	best, bestD := math.NaN(), math.Inf(1)
+	for j := range g.n.v {
+		for l := range g.k.v {
+			v := g.lat[g.idx(im, j, l)]
+			if math.IsNaN(v) {
+				continue
+			}
+			d := math.Abs(g.n.log[j]-g.n.log[in]) + math.Abs(g.k.log[l]-g.k.log[ik])
+			if d < bestD {
+				bestD, best = d, v*(g.n.v[in]*g.k.v[ik])/(g.n.v[j]*g.k.v[l])
+			}
+		}
+	}
+	if math.IsNaN(best) {
+		return 1e-3
+	}
+	return best
+}
+
+func pick(a, b, c int) int {
+	if c == 0 {
+		return a
+	}
+	return b
+}
+
+func weight(w float64, c int) float64 {
+	if c == 0 {
+		return 1 - w
+	}
+	return w
+}

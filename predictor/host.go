@@ -1,0 +1,55 @@
+package predictor
+
+// HostModel is the engine core's host (CPU) time per step, in named terms,
+// each linear in the step's batch: a fixed part plus per-request and
+// per-token parts. Units: ns, ns per request, ns per token.
+//
+// Defaults are engineering estimates of vLLM V1's Python engine core
+// (profiles of vLLM 0.10–0.12 show scheduling and input preparation in the
+// tens of microseconds plus about 1–2 µs per request each); the calibration
+// file replaces them with values fitted on training cells (frontier
+// calibrate).
+type HostModel struct {
+	ScheduleNs           float64 `json:"schedule_ns"`             // Scheduler.schedule fixed cost
+	SchedulePerReqNs     float64 `json:"schedule_per_req_ns"`     // per running request
+	PrepareNs            float64 `json:"prepare_ns"`              // _prepare_inputs fixed
+	PreparePerReqNs      float64 `json:"prepare_per_req_ns"`      // per scheduled request
+	PreparePerTokenNs    float64 `json:"prepare_per_token_ns"`    // per scheduled token
+	SampleNs             float64 `json:"sample_ns"`               // sampler host side fixed
+	ProcessNs            float64 `json:"process_ns"`              // update_from_output + output processing fixed
+	ProcessPerReqNs      float64 `json:"process_per_req_ns"`      // per sampled request
+	GraphLaunchNs        float64 `json:"graph_launch_ns"`         // one CUDA-graph replay launch
+	KernelLaunchNs       float64 `json:"kernel_launch_ns"`        // one eager kernel launch
+	TokenizePerTokenNs   float64 `json:"tokenize_per_token_ns"`   // API server, per prompt token
+	RequestOverheadNs    float64 `json:"request_overhead_ns"`     // API server per request (HTTP, tokenizer call, engine hand-off)
+	StreamPerTokenNs     float64 `json:"stream_per_token_ns"`     // detokenize + SSE per output token (latency added)
+}
+
+// DefaultHost is the uncalibrated host model.
+func DefaultHost() HostModel {
+	return HostModel{
+		ScheduleNs: 60e3, SchedulePerReqNs: 2e3,
+		PrepareNs: 120e3, PreparePerReqNs: 3e3, PreparePerTokenNs: 20,
+		SampleNs: 60e3, ProcessNs: 80e3, ProcessPerReqNs: 4e3,
+		GraphLaunchNs: 30e3, KernelLaunchNs: 5e3,
+		TokenizePerTokenNs: 200, RequestOverheadNs: 1.5e6, StreamPerTokenNs: 100e3,
+	}
+}
+
+// HostNs is the step's host work other than launching the forward pass.
+func (h HostModel) HostNs(b *Batch) float64 {
+	reqs := float64(b.NumRequests)
+	return h.ScheduleNs + h.SchedulePerReqNs*float64(b.NumRunning) +
+		h.PrepareNs + h.PreparePerReqNs*reqs + h.PreparePerTokenNs*float64(b.NumTokens) +
+		h.SampleNs + h.ProcessNs + h.ProcessPerReqNs*float64(b.NumSampled)
+}
+
+// FrontEndInNs is the API server's time before the engine sees a request
+// of prompt tokens (tokenize and hand-off), ns.
+func (h HostModel) FrontEndInNs(prompt int) int64 {
+	return int64(h.RequestOverheadNs + h.TokenizePerTokenNs*float64(prompt))
+}
+
+// FrontEndOutNs is the delay between a token leaving the engine and the
+// client receiving it (detokenize, SSE), ns.
+func (h HostModel) FrontEndOutNs() int64 { return int64(h.StreamPerTokenNs) }

@@ -1,0 +1,130 @@
+package predictor
+
+import (
+	"math"
+	"sort"
+)
+
+// Coverage counts table lookups that fell outside a table's measured grid
+// and were extrapolated by the family's stated rule.
+type Coverage struct {
+	Lookups      int64
+	Extrapolated int64
+	// Examples holds up to a few extrapolated shapes, for the report.
+	Examples []string
+}
+
+func (c *Coverage) note(extrapolated bool, shape func() string) {
+	c.Lookups++
+	if extrapolated {
+		c.Extrapolated++
+		if len(c.Examples) < 5 {
+			c.Examples = append(c.Examples, shape())
+		}
+	}
+}
+
+// axis is one sorted grid axis with log-space coordinates.
+type axis struct {
+	v   []float64
+	log []float64
+}
+
+func newAxis(vals []float64) axis {
+	sort.Float64s(vals)
+	u := vals[:0]
+	for i, v := range vals {
+		if i == 0 || v != vals[i-1] {
+			u = append(u, v)
+		}
+	}
+	a := axis{v: u, log: make([]float64, len(u))}
+	for i, v := range u {
+		a.log[i] = math.Log(v)
+	}
+	return a
+}
+
+// bracket returns indices i, j and weight w so that x ≈ v[i]·(1−w) + v[j]·w
+// in log space, clamped to the axis; out reports x outside [v0, vmax].
+func (a axis) bracket(x float64) (i, j int, w float64, out bool) {
+	n := len(a.v)
+	if x <= a.v[0] {
+		return 0, 0, 0, x < a.v[0]
+	}
+	if x >= a.v[n-1] {
+		return n - 1, n - 1, 0, x > a.v[n-1]
+	}
+	j = sort.SearchFloat64s(a.v, x)
+	if a.v[j] == x {
+		return j, j, 0, false
+	}
+	i = j - 1
+	return i, j, (math.Log(x) - a.log[i]) / (a.log[j] - a.log[i]), false
+}
+
+func (a axis) index(x float64) int {
+	j := sort.SearchFloat64s(a.v, x)
+	if j < len(a.v) && a.v[j] == x {
+		return j
+	}
+	return -1
+}
+
+// logLerp interpolates latencies y0, y1 geometrically with weight w:
+// exact at grid points, and exact between them for any power law
+// (latency ∝ size^p), which covers both bandwidth- and compute-bound shapes.
+func logLerp(y0, y1, w float64) float64 {
+	if w == 0 || y0 == y1 {
+		return y0
+	}
+	if w == 1 {
+		return y1
+	}
+	return math.Exp(math.Log(y0)*(1-w) + math.Log(y1)*w)
+}
+
+// series is a 1-D latency curve y(x) on a log grid (x ascending).
+type series struct {
+	x axis
+	y []float64
+}
+
+func newSeries(xs, ys []float64) series {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
+	var sx, sy []float64
+	for _, i := range idx {
+		if len(sx) > 0 && sx[len(sx)-1] == xs[i] {
+			continue
+		}
+		sx = append(sx, xs[i])
+		sy = append(sy, ys[i])
+	}
+	return series{x: axis{v: sx, log: logs(sx)}, y: sy}
+}
+
+func logs(v []float64) []float64 {
+	l := make([]float64, len(v))
+	for i, x := range v {
+		l[i] = math.Log(x)
+	}
+	return l
+}
+
+// at returns y(x): log-log interpolation inside the grid; outside, the
+// edge value scaled linearly in x above the grid (work grows with x) and
+// held flat below it (a kernel is never faster than the smallest measured).
+func (s series) at(x float64) (float64, bool) {
+	i, j, w, out := s.x.bracket(x)
+	if out {
+		if x > s.x.v[len(s.x.v)-1] {
+			return s.y[j] * x / s.x.v[j], true
+		}
+		return s.y[0], true
+	}
+	return logLerp(s.y[i], s.y[j], w), false
+}

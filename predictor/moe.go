@@ -1,0 +1,60 @@
+package predictor
+
+import (
+	"fmt"
+
+	"frontier/profiles"
+)
+
+// MoE predicts the fused-MoE layer (vLLM fused_moe: grouped expert GEMMs,
+// router excluded) from the moe_perf table for one model shape, as a
+// latency curve over routed tokens, log-log interpolated (series.at rules).
+//
+// Matching: rows with the model's hidden size, expert intermediate size,
+// top-k, expert count, the deployment's MoE TP and EP sizes and the routing
+// distribution. When the exact TP/EP split is absent, the TP=1/EP=1 curve
+// is used with its latency divided by moe_tp × moe_ep (each rank holds that
+// share of the expert weights; stated rule, noted).
+type MoE struct {
+	curve series
+	scale float64
+	Note  string
+	Cov   Coverage
+}
+
+// NewMoE selects the curve for the shape; dist is "balanced" or a
+// power_law_<alpha> distribution present in the table.
+func NewMoE(rows []profiles.MoERow, dtype string, hidden, inter, topk, experts, tp, ep int, dist string) (*MoE, error) {
+	collect := func(tp, ep int) ([]float64, []float64) {
+		var xs, ys []float64
+		for _, r := range rows {
+			if r.Dtype == dtype && r.Hidden == int64(hidden) && r.Inter == int64(inter) && r.TopK == int64(topk) &&
+				r.NumExperts == int64(experts) && r.MoETP == int64(tp) && r.MoEEP == int64(ep) && r.Distribution == dist && r.LatencyMs > 0 {
+				xs, ys = append(xs, float64(r.NumTokens)), append(ys, r.LatencyMs)
+			}
+		}
+		return xs, ys
+	}
+	m := &MoE{scale: 1}
+	xs, ys := collect(tp, ep)
+	if len(xs) == 0 {
+		xs, ys = collect(1, 1)
+		if len(xs) == 0 {
+			return nil, fmt.Errorf("moe table has no %s rows for hidden %d, inter %d, top-%d of %d experts (%s)", dtype, hidden, inter, topk, experts, dist)
+		}
+		m.scale = 1 / float64(tp*ep)
+		m.Note = fmt.Sprintf("moe: no rows for tp=%d ep=%d; TP1/EP1 latency ÷ %d", tp, ep, tp*ep)
+	}
+	m.curve = newSeries(xs, ys)
+	return m, nil
+}
+
+// Ms is the MoE layer latency, milliseconds, for tokens tokens.
+func (m *MoE) Ms(tokens int) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	y, out := m.curve.at(float64(tokens))
+	m.Cov.note(out, func() string { return fmt.Sprintf("moe tokens=%d", tokens) })
+	return y * m.scale
+}

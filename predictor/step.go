@@ -1,0 +1,234 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+
+	"frontier/profiles"
+)
+
+// Config is what the predictor prices for: one engine's model shard.
+type Config struct {
+	Model    profiles.ModelSpec
+	Hardware profiles.Hardware
+	Tables   *profiles.Tables
+	TP       int    // tensor-parallel size
+	PP       int    // pipeline-parallel size (layers split evenly)
+	EP       int    // expert-parallel size (1 = experts split by TP)
+	Dtype    string // weights/activations table dtype: bfloat16 | fp8
+	KVDtype  string // kv cache table dtype: bfloat16 | fp8
+	Eager    bool   // enforce_eager
+	Host     HostModel
+	// MoEDistribution is the routing distribution priced: balanced (default)
+	// or a power_law_<alpha> present in the moe table.
+	MoEDistribution string
+}
+
+// Predictor prices engine steps for one Config. Not safe for concurrent
+// use (it memoizes); build one per engine.
+type Predictor struct {
+	cfg    Config
+	gemm   *Gemm
+	attn   *Attention
+	moe    *MoE
+	comm   *Comm
+	layers int // layers on this pipeline stage
+	// per-rank shapes
+	heads, kvHeads, qkvN, oK, upN, downK, vocabN int
+	dense  []float64 // memo: per-layer token-dependent time (ms) by padded tokens; graph
+	denseE []float64 // same, eager
+	decode map[[2]int32]float64
+	Notes  []string
+}
+
+// New builds a predictor; it fails when the tables lack the dtype or a
+// shape family the model needs.
+func New(cfg Config) (*Predictor, error) {
+	m := cfg.Model
+	if cfg.TP < 1 || cfg.PP < 1 {
+		return nil, fmt.Errorf("predictor: tensor/pipeline parallel sizes must be ≥ 1")
+	}
+	if cfg.EP < 1 {
+		cfg.EP = 1
+	}
+	if cfg.MoEDistribution == "" {
+		cfg.MoEDistribution = "balanced"
+	}
+	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}}
+	var err error
+	if p.gemm, err = NewGemm(cfg.Tables.Gemm, cfg.Dtype); err != nil {
+		return nil, fmt.Errorf("dtype %s: %w", cfg.Dtype, err)
+	}
+	if p.attn, err = NewAttention(cfg.Tables, m.HeadDim, cfg.KVDtype); err != nil {
+		return nil, err
+	}
+	if m.IsMoE() {
+		tp := cfg.TP
+		if cfg.EP > 1 {
+			tp = 1
+		}
+		if p.moe, err = NewMoE(cfg.Tables.MoE, cfg.Dtype, m.HiddenSize, m.MoEIntermediateSize, m.NumExpertsPerToken, m.NumExperts, tp, cfg.EP, cfg.MoEDistribution); err != nil {
+			return nil, err
+		}
+		if p.moe.Note != "" {
+			p.Notes = append(p.Notes, p.moe.Note)
+		}
+	}
+	p.comm = NewComm(cfg.Tables.Comm, cfg.TP)
+	t := cfg.TP
+	p.layers = (m.NumLayers + cfg.PP - 1) / cfg.PP
+	p.heads = m.NumHeads / t
+	p.kvHeads = max(1, m.NumKVHeads/t)
+	p.qkvN = (p.heads + 2*p.kvHeads) * m.HeadDim
+	p.oK = p.heads * m.HeadDim
+	p.upN = 2 * m.IntermediateSize / t
+	p.downK = m.IntermediateSize / t
+	p.vocabN = (m.VocabSize + t - 1) / t
+	return p, nil
+}
+
+// Config returns the predictor's configuration.
+func (p *Predictor) Config() Config { return p.cfg }
+
+// Coverage sums lookups and extrapolations over every operator family.
+func (p *Predictor) Coverage() Coverage {
+	var c Coverage
+	for _, x := range []*Coverage{&p.gemm.Cov, &p.attn.Cov, &p.comm.Cov} {
+		c.Lookups += x.Lookups
+		c.Extrapolated += x.Extrapolated
+		c.Examples = append(c.Examples, x.Examples...)
+	}
+	if p.moe != nil {
+		c.Lookups += p.moe.Cov.Lookups
+		c.Extrapolated += p.moe.Cov.Extrapolated
+		c.Examples = append(c.Examples, p.moe.Cov.Examples...)
+	}
+	return c
+}
+
+// AllNotes lists the stated substitutions the predictor made.
+func (p *Predictor) AllNotes() []string { return append(append([]string{}, p.Notes...), p.attn.Notes...) }
+
+// layerDenseMs is one layer's token-count-dependent work at t tokens
+// (norms, QKV/O/MLP or MoE GEMMs, rotary, activation, TP all-reduces),
+// milliseconds, memoized by t.
+func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
+	memo := &p.dense
+	if !graph {
+		memo = &p.denseE
+	}
+	if t < len(*memo) && (*memo)[t] > 0 {
+		return (*memo)[t]
+	}
+	m := p.cfg.Model
+	bw := p.cfg.Hardware.MemBandwidth
+	h := m.HiddenSize
+	ft := float64(t)
+	ms := 0.0
+	ms += 2 * memBoundMs(ft*float64(h)*2*3, bw) // input + post-attention fused add-RMSNorm
+	ms += p.gemm.Ms(t, p.qkvN, h)
+	ms += memBoundMs(ft*float64((p.heads+p.kvHeads)*m.HeadDim)*2*2, bw) // rotary
+	ms += p.gemm.Ms(t, h, p.oK)
+	if m.IsMoE() {
+		ms += p.gemm.Ms(t, m.NumExperts, h) // router
+		ms += p.moe.Ms(t)
+	} else {
+		ms += p.gemm.Ms(t, p.upN, h)
+		ms += memBoundMs(ft*float64(p.upN)*2*1.5, bw) // SiLU-and-mul: read 2I, write I
+		ms += p.gemm.Ms(t, h, p.downK)
+	}
+	if p.cfg.TP > 1 {
+		ms += 2 * p.comm.AllReduceMs(int64(t)*int64(h), graph, p.cfg.Hardware.IntraNodeBW)
+	}
+	if t < 1<<16 {
+		for len(*memo) <= t {
+			*memo = append(*memo, 0)
+		}
+		(*memo)[t] = ms
+	}
+	return ms
+}
+
+// decodeAttnMs memoizes decode attention by (requests, mean context
+// rounded to 1/64 of a block-size step).
+func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	mean := float64(ctxSum) / float64(n)
+	key := [2]int32{int32(n), int32(math.Round(mean / 4))}
+	if v, ok := p.decode[key]; ok {
+		return v
+	}
+	v := p.attn.DecodeMs(n, float64(key[1])*4, p.heads, p.kvHeads)
+	p.decode[key] = v
+	return v
+}
+
+// DeviceMs is the step's GPU time, milliseconds: layers × (dense work at
+// the padded token count + attention on the real requests), plus
+// embedding, final norm, LM head on the logits rows and the sampler.
+func (p *Predictor) DeviceMs(b *Batch) float64 {
+	m := p.cfg.Model
+	bw := p.cfg.Hardware.MemBandwidth
+	t := b.PaddedTokens
+	if t < b.NumTokens {
+		t = b.NumTokens
+	}
+	perLayer := p.layerDenseMs(t, b.Graph)
+	attn := p.decodeAttnMs(b.NumDecodes, b.DecodeCtxSum)
+	for _, c := range b.Prefills {
+		attn += p.attn.PrefillMs(c.NewTokens, c.PrefixTokens, p.heads, p.kvHeads)
+	}
+	ms := float64(p.layers) * (perLayer + attn)
+	ms += memBoundMs(float64(t)*float64(m.HiddenSize)*2*2, bw) // embedding gather
+	ms += memBoundMs(float64(t)*float64(m.HiddenSize)*2*2, bw) // final norm
+	if rows := b.NumRequests; rows > 0 {
+		ms += p.gemm.Ms(rows, p.vocabN, m.HiddenSize)
+		if p.cfg.TP > 1 {
+			ms += p.comm.Ms("all_gather", "nccl", int64(rows)*int64(p.vocabN), p.cfg.Hardware.IntraNodeBW)
+		}
+		// sampler: softmax/argmax over fp32 logits, read twice
+		ms += memBoundMs(float64(rows)*float64(m.VocabSize)*4*2, bw)
+	}
+	return ms
+}
+
+// kernelsPerLayer counts a dense layer's kernels for eager launch cost.
+func (p *Predictor) kernelsPerLayer() int {
+	k := 9
+	if p.cfg.TP > 1 {
+		k += 2
+	}
+	if p.cfg.Model.IsMoE() {
+		k += 4
+	}
+	return k
+}
+
+// Step prices a step: device time, launch, host work and the wall time.
+// With async scheduling the host work of the next step overlaps this
+// step's device time (wall = max); without it they add up.
+func (p *Predictor) Step(b *Batch, async bool) StepTime {
+	dev := p.DeviceMs(b) * 1e6
+	h := p.cfg.Host
+	var launch float64
+	if b.Graph && !p.cfg.Eager {
+		launch = h.GraphLaunchNs
+		if len(b.Prefills) > 0 {
+			// piecewise graphs: one replay per layer piece, attention eager
+			launch = h.GraphLaunchNs + float64(p.layers)*2*h.KernelLaunchNs
+		}
+	} else {
+		launch = float64(p.layers*p.kernelsPerLayer()+6) * h.KernelLaunchNs
+	}
+	gpu := math.Max(dev, launch)
+	host := h.HostNs(b)
+	var wall float64
+	if async {
+		wall = math.Max(gpu, host)
+	} else {
+		wall = gpu + host
+	}
+	return StepTime{DeviceNs: int64(dev), LaunchNs: int64(launch), HostNs: int64(host), WallNs: int64(math.Ceil(wall))}
+}

@@ -1,0 +1,163 @@
+package profiles
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadModelKnown(t *testing.T) {
+	llama2 := ModelSpec{
+		Architecture: "LlamaForCausalLM", ModelType: "llama",
+		HiddenSize: 4096, NumLayers: 32, NumHeads: 32, NumKVHeads: 32, HeadDim: 128,
+		IntermediateSize: 11008, VocabSize: 32000, MaxPositionEmbeddings: 4096, TorchDtype: "float16",
+	}
+	tests := []struct {
+		id   string
+		want ModelSpec // ID is filled from id
+	}{
+		{"meta-llama/Llama-2-7b-hf", llama2},
+		{"META-LLAMA/llama-2-7B-HF", llama2},
+		{"llama-2-7b-hf", llama2},
+		{"mistralai/Mixtral-8x7B-v0.1", ModelSpec{
+			Architecture: "MixtralForCausalLM", ModelType: "mixtral",
+			HiddenSize: 4096, NumLayers: 32, NumHeads: 32, NumKVHeads: 8, HeadDim: 128,
+			IntermediateSize: 14336, VocabSize: 32000, MaxPositionEmbeddings: 32768, TorchDtype: "bfloat16",
+			NumExperts: 8, NumExpertsPerToken: 2, MoEIntermediateSize: 14336,
+		}},
+		{"Qwen/Qwen3-30B-A3B", ModelSpec{
+			Architecture: "Qwen3MoeForCausalLM", ModelType: "qwen3_moe",
+			HiddenSize: 2048, NumLayers: 48, NumHeads: 32, NumKVHeads: 4, HeadDim: 128,
+			IntermediateSize: 6144, VocabSize: 151936, MaxPositionEmbeddings: 40960, TorchDtype: "bfloat16",
+			NumExperts: 128, NumExpertsPerToken: 8, MoEIntermediateSize: 768,
+		}},
+		// Qwen2.5 states sliding_window 131072 with use_sliding_window false: no window.
+		{"Qwen/Qwen2.5-7B-Instruct", ModelSpec{
+			Architecture: "Qwen2ForCausalLM", ModelType: "qwen2",
+			HiddenSize: 3584, NumLayers: 28, NumHeads: 28, NumKVHeads: 4, HeadDim: 128,
+			IntermediateSize: 18944, VocabSize: 152064, MaxPositionEmbeddings: 32768, TorchDtype: "bfloat16",
+		}},
+		// head_dim 128 given explicitly (5120 / 32 would be 160).
+		{"mistralai/Mistral-Nemo-Instruct-2407", ModelSpec{
+			Architecture: "MistralForCausalLM", ModelType: "mistral",
+			HiddenSize: 5120, NumLayers: 40, NumHeads: 32, NumKVHeads: 8, HeadDim: 128,
+			IntermediateSize: 14336, VocabSize: 131072, MaxPositionEmbeddings: 131072, TorchDtype: "bfloat16",
+		}},
+		// Llama-4 keeps its language model in text_config; FP8 through compressed-tensors.
+		{"RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", ModelSpec{
+			Architecture: "Llama4ForConditionalGeneration", ModelType: "llama4",
+			HiddenSize: 5120, NumLayers: 48, NumHeads: 40, NumKVHeads: 8, HeadDim: 128,
+			IntermediateSize: 16384, VocabSize: 202048, MaxPositionEmbeddings: 10485760, TorchDtype: "bfloat16",
+			NumExperts: 16, NumExpertsPerToken: 1, MoEIntermediateSize: 8192, SharedExpertIntermediateSize: 8192,
+			Quantization: "fp8",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			got, err := LoadModel(tc.id)
+			require.NoError(t, err)
+			tc.want.ID = tc.id
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestLoadModelAliases(t *testing.T) {
+	for _, id := range []string{"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B",
+		"Meta-Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b-instruct"} {
+		m, err := LoadModel(id)
+		require.NoError(t, err, id)
+		assert.Equal(t, 14336, m.IntermediateSize, id)
+		assert.Equal(t, 8, m.NumKVHeads, id)
+	}
+	for _, id := range []string{"meta-llama/Llama-2-70b-hf", "codellama/CodeLlama-34b-Instruct-hf",
+		"meta-llama/Llama-3.1-70B-Instruct", "Qwen/Qwen3-14B", "01-ai/Yi-34B"} {
+		_, err := LoadModel(id)
+		assert.NoError(t, err, id)
+	}
+}
+
+func TestKnownModels(t *testing.T) {
+	known := KnownModels()
+	assert.Len(t, known, 12, "the 14 embedded configs less the two MLA models")
+	assert.Contains(t, known, "meta-llama/Llama-2-7b-hf")
+	assert.Contains(t, known, "Qwen/Qwen3-30B-A3B")
+	assert.NotContains(t, known, "deepseek-ai/DeepSeek-V2-Lite")
+	assert.IsIncreasing(t, known)
+}
+
+func TestLoadModelFromPath(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "config.json", `{"architectures":["MistralForCausalLM"],"model_type":"mistral",
+		"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,
+		"intermediate_size":14336,"vocab_size":32000,"max_position_embeddings":32768,
+		"sliding_window":4096,"tie_word_embeddings":true,"torch_dtype":"bfloat16",
+		"quantization_config":{"quant_method":"fp8"}}`)
+	for _, p := range []string{dir, filepath.Join(dir, "config.json")} {
+		m, err := LoadModel(p)
+		require.NoError(t, err)
+		assert.Equal(t, p, m.ID)
+		assert.Equal(t, 4096, m.SlidingWindow)
+		assert.Equal(t, 128, m.HeadDim, "hidden / heads")
+		assert.True(t, m.TieWordEmbeddings)
+		assert.Equal(t, "fp8", m.Quantization)
+	}
+}
+
+func TestLoadModelErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "config.json", `{"architectures":["GPT2LMHeadModel"],"n_embd":768,"n_layer":12}`)
+	mixed := t.TempDir()
+	writeFile(t, mixed, "config.json", `{"architectures":["Qwen3MoeForCausalLM"],"hidden_size":2048,
+		"num_hidden_layers":48,"num_attention_heads":32,"vocab_size":151936,"num_experts":128,
+		"num_experts_per_tok":8,"moe_intermediate_size":768,"mlp_only_layers":[0,1]}`)
+	tests := []struct{ id, want string }{
+		{"deepseek-ai/DeepSeek-V2-Lite", "model deepseek-ai/DeepSeek-V2-Lite: architecture DeepseekV2ForCausalLM " +
+			"(multi-head latent attention) is not supported; supported: dense Llama/Mistral/Qwen-style GQA and Mixtral/Qwen-MoE"},
+		{"glm-5.2-fp8", "architecture GlmMoeDsaForCausalLM (multi-head latent attention) is not supported"},
+		{dir, "architecture GPT2LMHeadModel (config.json lacks hidden_size) is not supported"},
+		{mixed, "(mixed dense and MoE layers (mlp_only_layers)) is not supported"},
+		{"acme/NoSuchModel-7B", `model "acme/NoSuchModel-7B": not a known model id nor an existing config.json path (known: 01-ai/Yi-34B,`},
+	}
+	for _, tc := range tests {
+		_, err := LoadModel(tc.id)
+		require.Error(t, err, tc.id)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestParamCount(t *testing.T) {
+	tests := []struct {
+		id   string
+		want int64
+	}{
+		// Llama-2-7b by hand: embedding 32000×4096 = 131,072,000; per layer
+		// q,k,v,o 4×4096×4096 = 67,108,864, MLP 3×4096×11008 = 135,266,304,
+		// norms 2×4096 = 8,192, so 202,383,360 × 32 = 6,476,267,520; plus final
+		// norm 4,096 and an untied LM head 131,072,000: 6,738,415,616.
+		{"meta-llama/Llama-2-7b-hf", 6_738_415_616},
+		// Mixtral: 8 experts × 3×4096×14336 + router 4096×8 per layer: 46,702,792,704
+		// (HuggingFace's count).
+		{"mistralai/Mixtral-8x7B-v0.1", 46_702_792_704},
+		{"meta-llama/Llama-3.1-8B-Instruct", 8_030_261_248},
+		{"meta-llama/Llama-3.1-70B-Instruct", 70_553_706_496},
+		// HuggingFace says 30,532,122,624; the 12,288 missing are Qwen3's q/k norms.
+		{"Qwen/Qwen3-30B-A3B", 30_532_110_336},
+	}
+	for _, tc := range tests {
+		m, err := LoadModel(tc.id)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, m.ParamCount(), tc.id)
+	}
+}
+
+func TestKVBytesPerTokenPerLayer(t *testing.T) {
+	llama2, err := LoadModel("meta-llama/Llama-2-7b-hf")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*32*128*2), llama2.KVBytesPerTokenPerLayer(2))
+	llama3, err := LoadModel("meta-llama/Llama-3.1-8B-Instruct")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*8*128*1), llama3.KVBytesPerTokenPerLayer(1))
+}

@@ -1,0 +1,71 @@
+package scenarios
+
+import (
+	"math"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults of `vllm serve` (vLLM EngineArgs) used for omitted deployment keys.
+// The batch defaults are vLLM's for a GPU with ≥ 70 GiB that is not an A100
+// (H100, H200, H800) under `vllm serve` (VLLM.md, Scheduling).
+const (
+	DefaultMaxNumSeqs           = 1024
+	DefaultMaxNumBatchedTokens  = 8192
+	DefaultGPUMemoryUtilization = 0.9
+	DefaultBlockSize            = 16
+)
+
+// DefaultDeployment returns a Deployment holding vLLM's defaults. Model is
+// empty; MaxNumSeqs, MaxNumBatchedTokens and MaxModelLen are 0 meaning
+// "resolve later" (they depend on the GPU or the model's config).
+func DefaultDeployment() Deployment {
+	on := true
+	return Deployment{
+		Dtype:                "auto",
+		TensorParallelSize:   1,
+		PipelineParallelSize: 1,
+		DataParallelSize:     1,
+		GPUMemoryUtilization: DefaultGPUMemoryUtilization,
+		BlockSize:            DefaultBlockSize,
+		EnablePrefixCaching:  &on,
+		KVCacheDtype:         "auto",
+		AsyncScheduling:      &on,
+	}
+}
+
+// DefaultArrivals returns `vllm bench serve`'s defaults: every request at
+// t = 0 (rate inf), Poisson burstiness when a rate is given.
+func DefaultArrivals() Arrivals {
+	return Arrivals{RequestRate: Rate(math.Inf(1)), Burstiness: 1.0}
+}
+
+// UnmarshalYAML fills vLLM's defaults before reading the keys present.
+func (d *Deployment) UnmarshalYAML(n *yaml.Node) error {
+	*d = DefaultDeployment()
+	type plain Deployment
+	return n.Decode((*plain)(d))
+}
+
+// UnmarshalYAML fills the client defaults before reading the keys present.
+func (a *Arrivals) UnmarshalYAML(n *yaml.Node) error {
+	*a = DefaultArrivals()
+	type plain Arrivals
+	return n.Decode((*plain)(a))
+}
+
+// UnmarshalYAML defaults the dataset to random and the arrivals to vLLM
+// bench serve's.
+func (w *Workload) UnmarshalYAML(n *yaml.Node) error {
+	*w = Workload{Dataset: "random", Arrivals: DefaultArrivals()}
+	type plain Workload
+	return n.Decode((*plain)(w))
+}
+
+// PrefixCaching reports enable_prefix_caching (default on).
+func (d *Deployment) PrefixCaching() bool {
+	return d.EnablePrefixCaching == nil || *d.EnablePrefixCaching
+}
+
+// Async reports async scheduling (default on).
+func (d *Deployment) Async() bool { return d.AsyncScheduling == nil || *d.AsyncScheduling }

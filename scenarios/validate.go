@@ -1,0 +1,212 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Datasets are the workload.dataset values.
+var Datasets = []string{"random", "shared_prefix", "trace"}
+
+// KVCacheDtypes are the kv_cache_dtype values priced by the tables.
+var KVCacheDtypes = []string{"auto", "bfloat16", "float16", "fp8", "fp8_e4m3"}
+
+// Dtypes are the dtype values accepted (vLLM --dtype).
+var Dtypes = []string{"auto", "bfloat16", "float16", "half"}
+
+// Validate checks every value's range and returns the first problem, naming
+// its key path and what is allowed.
+func (s *Scenario) Validate() error {
+	if s.Hardware == "" {
+		return errors.New("hardware: required (h100-sxm | h200-sxm | h800)")
+	}
+	switch {
+	case s.Deployment == nil && s.Disaggregation == nil:
+		return errors.New("deployment: required (or disaggregation)")
+	case s.Deployment != nil && s.Disaggregation != nil:
+		return errors.New("deployment and disaggregation: give one, not both")
+	}
+	if s.Deployment != nil {
+		if err := s.Deployment.Validate("deployment"); err != nil {
+			return err
+		}
+	} else {
+		d := s.Disaggregation
+		for _, p := range []struct {
+			name string
+			pool *Pool
+		}{{"disaggregation.prefill", &d.Prefill}, {"disaggregation.decode", &d.Decode}} {
+			if p.pool.Instances < 1 {
+				return fmt.Errorf("%s.instances: must be ≥ 1, got %d", p.name, p.pool.Instances)
+			}
+			if err := p.pool.Deployment.Validate(p.name + ".deployment"); err != nil {
+				return err
+			}
+		}
+		if t := d.KVTransfer; t != nil {
+			if t.BandwidthGbps <= 0 {
+				return fmt.Errorf("disaggregation.kv_transfer.bandwidth_gbps: must be > 0, got %g", t.BandwidthGbps)
+			}
+			if t.LatencyMs < 0 {
+				return fmt.Errorf("disaggregation.kv_transfer.latency_ms: must be ≥ 0, got %g", t.LatencyMs)
+			}
+		}
+	}
+	return s.Workload.Validate()
+}
+
+// Validate checks a deployment's values; path prefixes the key names.
+func (d *Deployment) Validate(path string) error {
+	k := func(key string) string { return path + "." + key }
+	if d.Model == "" {
+		return fmt.Errorf("%s: required (a known model id or a path to a HF config.json)", k("model"))
+	}
+	if !contains(Dtypes, d.Dtype) {
+		return fmt.Errorf("%s: must be one of %s, got %q", k("dtype"), strings.Join(Dtypes, ", "), d.Dtype)
+	}
+	if !contains(KVCacheDtypes, d.KVCacheDtype) {
+		return fmt.Errorf("%s: must be one of %s, got %q", k("kv_cache_dtype"), strings.Join(KVCacheDtypes, ", "), d.KVCacheDtype)
+	}
+	for _, c := range []struct {
+		key string
+		v   int
+	}{
+		{"tensor_parallel_size", d.TensorParallelSize},
+		{"pipeline_parallel_size", d.PipelineParallelSize},
+		{"data_parallel_size", d.DataParallelSize},
+		{"block_size", d.BlockSize},
+	} {
+		if c.v < 1 {
+			return fmt.Errorf("%s: must be ≥ 1, got %d", k(c.key), c.v)
+		}
+	}
+	for _, c := range []struct {
+		key string
+		v   int
+	}{
+		{"max_num_seqs", d.MaxNumSeqs},
+		{"max_num_batched_tokens", d.MaxNumBatchedTokens},
+		{"max_model_len", d.MaxModelLen},
+	} {
+		if c.v < 0 {
+			return fmt.Errorf("%s: must be ≥ 1, got %d", k(c.key), c.v)
+		}
+	}
+	if d.BlockSize%8 != 0 && d.BlockSize != 1 {
+		return fmt.Errorf("%s: must be 1 or a multiple of 8 (vLLM: 8, 16, 32, 64, 128), got %d", k("block_size"), d.BlockSize)
+	}
+	if d.GPUMemoryUtilization <= 0 || d.GPUMemoryUtilization > 1 {
+		return fmt.Errorf("%s: must be in (0, 1], got %g", k("gpu_memory_utilization"), d.GPUMemoryUtilization)
+	}
+	if d.LongPrefillTokenThreshold < 0 {
+		return fmt.Errorf("%s: must be ≥ 0 (0 = off), got %d", k("long_prefill_token_threshold"), d.LongPrefillTokenThreshold)
+	}
+	if d.NumGPUBlocksOverride != nil && *d.NumGPUBlocksOverride < 1 {
+		return fmt.Errorf("%s: must be ≥ 1 or null, got %d", k("num_gpu_blocks_override"), *d.NumGPUBlocksOverride)
+	}
+	for i, c := range d.CUDAGraphSizes {
+		if c < 1 {
+			return fmt.Errorf("%s[%d]: must be ≥ 1, got %d", k("cuda_graph_sizes"), i, c)
+		}
+	}
+	return nil
+}
+
+// Validate checks the workload block of the chosen dataset and the arrivals.
+func (w *Workload) Validate() error {
+	switch w.Dataset {
+	case "random":
+		r := w.Random
+		if r == nil {
+			return errors.New("workload.random: required when dataset is random")
+		}
+		if err := positive("workload.random.num_prompts", r.NumPrompts); err != nil {
+			return err
+		}
+		if err := positive("workload.random.input_len", r.InputLen); err != nil {
+			return err
+		}
+		if err := positive("workload.random.output_len", r.OutputLen); err != nil {
+			return err
+		}
+		if r.RangeRatio < 0 || r.RangeRatio >= 1 {
+			return fmt.Errorf("workload.random.range_ratio: must be in [0, 1), got %g", r.RangeRatio)
+		}
+	case "shared_prefix":
+		p := w.SharedPrefix
+		if p == nil {
+			return errors.New("workload.shared_prefix: required when dataset is shared_prefix")
+		}
+		for _, c := range []struct {
+			key string
+			v   int
+		}{
+			{"num_groups", p.NumGroups}, {"num_prompts_per_group", p.NumPromptsPerGroup},
+			{"question_len", p.QuestionLen}, {"output_len", p.OutputLen},
+		} {
+			if err := positive("workload.shared_prefix."+c.key, c.v); err != nil {
+				return err
+			}
+		}
+		if p.SystemPromptLen < 0 {
+			return fmt.Errorf("workload.shared_prefix.system_prompt_len: must be ≥ 0, got %d", p.SystemPromptLen)
+		}
+		if p.PromptLen != 0 && p.PromptLen < p.SystemPromptLen+1 {
+			return fmt.Errorf("workload.shared_prefix.prompt_len: must be > system_prompt_len (%d) or omitted, got %d", p.SystemPromptLen, p.PromptLen)
+		}
+	case "trace":
+		if w.Trace == nil || w.Trace.Path == "" {
+			return errors.New("workload.trace.path: required when dataset is trace")
+		}
+	default:
+		return fmt.Errorf("workload.dataset: must be one of %s, got %q", strings.Join(Datasets, ", "), w.Dataset)
+	}
+	return w.Arrivals.Validate()
+}
+
+// Validate checks the arrival process.
+func (a *Arrivals) Validate() error {
+	r := float64(a.RequestRate)
+	if math.IsNaN(r) || r <= 0 {
+		return fmt.Errorf("workload.arrivals.request_rate: must be > 0 requests/s or inf, got %g", r)
+	}
+	if a.Burstiness <= 0 || math.IsInf(a.Burstiness, 0) {
+		return fmt.Errorf("workload.arrivals.burstiness: must be > 0 (1 = Poisson), got %g", a.Burstiness)
+	}
+	if a.MaxConcurrency != nil && *a.MaxConcurrency < 1 {
+		return fmt.Errorf("workload.arrivals.max_concurrency: must be ≥ 1 or null, got %d", *a.MaxConcurrency)
+	}
+	for i, st := range a.Stages {
+		if st.Rate <= 0 || math.IsInf(st.Rate, 0) {
+			return fmt.Errorf("workload.arrivals.stages[%d].rate: must be > 0 requests/s, got %g", i, st.Rate)
+		}
+		if st.DurationS <= 0 || math.IsInf(st.DurationS, 0) {
+			return fmt.Errorf("workload.arrivals.stages[%d].duration_s: must be > 0 s, got %g", i, st.DurationS)
+		}
+		if st.Rate*st.DurationS < 1 {
+			return fmt.Errorf("workload.arrivals.stages[%d]: rate × duration_s must be ≥ 1 request, got %g", i, st.Rate*st.DurationS)
+		}
+	}
+	if a.TimeoutS != nil && *a.TimeoutS <= 0 {
+		return fmt.Errorf("workload.arrivals.timeout_s: must be > 0 s or null, got %g", *a.TimeoutS)
+	}
+	return nil
+}
+
+func positive(key string, v int) error {
+	if v < 1 {
+		return fmt.Errorf("%s: must be ≥ 1, got %d", key, v)
+	}
+	return nil
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

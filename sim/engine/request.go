@@ -1,0 +1,83 @@
+package engine
+
+// Status is where a request is in the engine core.
+type Status uint8
+
+// Request states, as vLLM's RequestStatus.
+const (
+	Waiting Status = iota
+	Running
+	Preempted
+	Finished
+	Aborted
+)
+
+// Request is one request inside an engine core. Token counts are tokens.
+//
+// Prompt content is described by identities, not token ids: the first
+// PrefixTokens tokens are the content PrefixKey (shared by a prefix group),
+// the rest of the prompt is ContentKey (shared by repeats of one prompt),
+// and generated tokens are unique to the request. A full block's hash
+// chains those identities exactly as vLLM chains token ids, so two
+// requests share a cached block exactly when their prompts share that
+// block's whole prefix.
+type Request struct {
+	ID           int
+	PromptTokens int
+	MaxTokens    int // output tokens to generate (ignore_eos)
+	PrefixKey    uint64
+	PrefixTokens int
+	ContentKey   uint64
+
+	NumComputed int // tokens whose KV is computed (advanced at schedule time)
+	NumOutput   int // output tokens sampled
+	// Pending counts output tokens scheduled but not yet sampled: async
+	// scheduling's placeholders (num_output_placeholders), so the next
+	// step can be scheduled before this one's tokens exist.
+	Pending int
+	Status      Status
+	Preemptions int
+	// CachedTokens is the prefix-cache hit at first admission, tokens.
+	CachedTokens int
+	// InFlight marks a request inside a batch still executing (pipeline
+	// parallelism); the scheduler skips it.
+	InFlight bool
+	admitted bool
+
+	Blocks    []int32
+	numHashed int
+	hashes    []uint64
+
+	// Data is the owner's per-request record (sim's metrics).
+	Data any
+}
+
+// NumTokens is prompt plus generated tokens.
+func (r *Request) NumTokens() int { return r.PromptTokens + r.NumOutput }
+
+// known is prompt plus generated plus placeholder tokens: what the
+// scheduler may compute.
+func (r *Request) known() int { return r.PromptTokens + r.NumOutput + r.Pending }
+
+// blockHash returns the chained hash of full block i (tokens [i·bs, (i+1)·bs)).
+func (r *Request) blockHash(i, bs int) uint64 {
+	for len(r.hashes) <= i {
+		j := len(r.hashes)
+		end := (j + 1) * bs
+		var content uint64
+		switch {
+		case end <= r.PrefixTokens:
+			content = ContentID(r.PrefixKey, j)
+		case end <= r.PromptTokens:
+			content = ContentID(r.ContentKey, j)
+		default:
+			content = ContentID(r.ContentKey^mix64(uint64(r.ID)+0x51ed27), j)
+		}
+		parent := uint64(0x84222325)
+		if j > 0 {
+			parent = r.hashes[j-1]
+		}
+		r.hashes = append(r.hashes, ChainHash(parent, content))
+	}
+	return r.hashes[i]
+}

@@ -1,0 +1,318 @@
+package engine
+
+// Config is the engine core's scheduling configuration, named as vLLM's
+// flags (SchedulerConfig, CacheConfig).
+type Config struct {
+	MaxNumSeqs                int // --max-num-seqs
+	MaxNumBatchedTokens       int // --max-num-batched-tokens (token budget)
+	MaxModelLen               int // --max-model-len, tokens
+	LongPrefillTokenThreshold int // --long-prefill-token-threshold; 0 = off
+	BlockSize                 int // --block-size, tokens
+	NumBlocks                 int // KV capacity, blocks
+	EnablePrefixCaching       bool
+}
+
+// Scheduled is one request's share of a step.
+type Scheduled struct {
+	Req       *Request
+	NumNew    int  // tokens computed for it this step
+	Computed  int  // tokens already computed before this step (prefix length)
+	Decode    bool // a single-token decode (not a prefill chunk)
+	Samples   bool // the step ends with a sampled token for it
+}
+
+// Step is the scheduler's output for one engine step.
+type Step struct {
+	Items          []Scheduled
+	NumTokens      int // scheduled tokens (sum of NumNew)
+	NumPrefill     int // tokens of prefill chunks
+	NumDecode      int // decode requests (one token each)
+	NumPreempted   int // requests preempted while scheduling this step
+	DecodeCtxSum   int64
+	NumSampled     int
+	PrefillReqs    int
+	KVBlocksUsed   int
+	NumRunning     int
+	NumWaiting     int
+}
+
+// Scheduler is vLLM V1's Scheduler with the FCFS policy
+// (vllm/v1/core/sched/scheduler.py: schedule, update_from_output).
+type Scheduler struct {
+	cfg     Config
+	Pool    *BlockPool
+	running []*Request
+	waiting deque
+	scratch []int32
+}
+
+// NewScheduler returns an empty scheduler over a fresh block pool.
+func NewScheduler(cfg Config) *Scheduler {
+	return &Scheduler{cfg: cfg, Pool: NewBlockPool(cfg.NumBlocks, cfg.BlockSize, cfg.EnablePrefixCaching)}
+}
+
+// Config returns the scheduler's configuration.
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// Add queues a new request at the back of the waiting queue.
+func (s *Scheduler) Add(r *Request) {
+	r.Status = Waiting
+	s.waiting.pushBack(r)
+}
+
+// NumRunning and NumWaiting are the queue lengths.
+func (s *Scheduler) NumRunning() int { return len(s.running) }
+
+// NumWaiting is the number of waiting (including preempted) requests.
+func (s *Scheduler) NumWaiting() int { return s.waiting.len() }
+
+// HasWork reports whether a step would schedule anything.
+func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || s.waiting.len() > 0 }
+
+// Schedule fills out with the next step: running requests first in
+// admission order (preempting the last running request by recompute when
+// KV blocks run out), then, if nothing was preempted, waiting requests in
+// FCFS order while max_num_seqs and the token budget allow.
+func (s *Scheduler) Schedule(out *Step) {
+	*out = Step{Items: out.Items[:0]}
+	budget := s.cfg.MaxNumBatchedTokens
+	preempted := false
+	for i := 0; i < len(s.running) && budget > 0; {
+		r := s.running[i]
+		if r.InFlight || r.NumOutput+r.Pending >= r.MaxTokens {
+			// In a batch still executing (PP), or its last token is already
+			// scheduled (async: avoid scheduling an extra step).
+			i++
+			continue
+		}
+		n := s.newTokens(r, r.NumComputed, budget)
+		if n <= 0 {
+			i++
+			continue
+		}
+		scheduled := true
+		for !s.allocate(r, n, nil) {
+			victim := s.running[len(s.running)-1]
+			s.running = s.running[:len(s.running)-1]
+			s.preempt(victim)
+			preempted = true
+			out.NumPreempted++
+			if victim == r {
+				scheduled = false
+				break
+			}
+		}
+		if !scheduled {
+			break
+		}
+		s.emit(out, r, n)
+		budget -= n
+		i++
+	}
+	if !preempted {
+		for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
+			r := s.waiting.front()
+			var hit []int32
+			if r.NumComputed == 0 {
+				hit = s.computedBlocks(r)
+			}
+			computed := r.NumComputed + len(hit)*s.cfg.BlockSize
+			n := s.newTokens(r, computed, budget)
+			if n <= 0 || !s.allocate(r, n, hit) {
+				break
+			}
+			s.waiting.popFront()
+			r.NumComputed = computed
+			if !r.admitted {
+				r.admitted = true
+				r.CachedTokens = computed
+			}
+			r.Status = Running
+			s.running = append(s.running, r)
+			s.emit(out, r, n)
+			budget -= n
+		}
+	}
+	for i := range out.Items {
+		it := &out.Items[i]
+		it.Req.NumComputed += it.NumNew
+		it.Samples = it.Req.NumComputed >= it.Req.known()
+		if it.Samples {
+			it.Req.Pending++
+			out.NumSampled++
+		}
+	}
+	out.KVBlocksUsed = s.Pool.NumUsed()
+	out.NumRunning = len(s.running)
+	out.NumWaiting = s.waiting.len()
+}
+
+// newTokens is how many tokens r may compute this step, given computed
+// tokens already in its KV: the rest of its known tokens, capped by
+// long_prefill_token_threshold, the remaining budget and max_model_len.
+func (s *Scheduler) newTokens(r *Request, computed, budget int) int {
+	n := r.known() - computed
+	if t := s.cfg.LongPrefillTokenThreshold; t > 0 && n > t {
+		n = t
+	}
+	if n > budget {
+		n = budget
+	}
+	if lim := s.cfg.MaxModelLen - computed; n > lim {
+		n = lim
+	}
+	return n
+}
+
+func (s *Scheduler) emit(out *Step, r *Request, n int) {
+	decode := r.NumComputed >= r.PromptTokens && n == 1
+	out.Items = append(out.Items, Scheduled{Req: r, NumNew: n, Computed: r.NumComputed, Decode: decode})
+	out.NumTokens += n
+	if decode {
+		out.NumDecode++
+		out.DecodeCtxSum += int64(r.NumComputed + 1)
+	} else {
+		out.NumPrefill += n
+		out.PrefillReqs++
+	}
+}
+
+// computedBlocks returns the longest run of cached full blocks of r's
+// tokens, leaving at least one token to compute (kv_cache_manager.py
+// get_computed_blocks: max_cache_hit_length = num_tokens − 1).
+func (s *Scheduler) computedBlocks(r *Request) []int32 {
+	if !s.cfg.EnablePrefixCaching {
+		return nil
+	}
+	bs := s.cfg.BlockSize
+	maxBlocks := (r.known() - 1) / bs
+	hit := s.scratch[:0]
+	for i := 0; i < maxBlocks; i++ {
+		b := s.Pool.Lookup(r.blockHash(i, bs))
+		if b < 0 {
+			break
+		}
+		hit = append(hit, b)
+	}
+	s.scratch = hit
+	return hit
+}
+
+// allocate reserves KV blocks for r to hold its computed tokens, the
+// cache-hit blocks hit, and n new tokens (kv_cache_manager.py
+// allocate_slots). It returns false, changing nothing, when the free pool
+// (cached-but-unused blocks count as free) cannot supply them.
+func (s *Scheduler) allocate(r *Request, n int, hit []int32) bool {
+	bs := s.cfg.BlockSize
+	total := r.NumComputed + len(hit)*bs + n
+	need := (total+bs-1)/bs - len(r.Blocks) - len(hit)
+	if need < 0 {
+		need = 0
+	}
+	evictable := 0
+	for _, b := range hit {
+		if s.Pool.refCnt[b] == 0 {
+			evictable++
+		}
+	}
+	if need+evictable > s.Pool.NumFree() {
+		return false
+	}
+	if len(hit) > 0 {
+		s.Pool.Touch(hit)
+		r.Blocks = append(r.Blocks, hit...)
+		r.numHashed = len(r.Blocks)
+	}
+	if need > 0 {
+		r.Blocks = s.Pool.Allocate(need, r.Blocks)
+	}
+	known := total
+	if nt := r.NumTokens(); known > nt {
+		known = nt
+	}
+	for j := r.numHashed; j < known/bs; j++ {
+		s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+	}
+	if full := known / bs; full > r.numHashed {
+		r.numHashed = full
+	}
+	return true
+}
+
+// preempt frees r's blocks (tail first) and puts it at the front of the
+// waiting queue to be recomputed from scratch.
+func (s *Scheduler) preempt(r *Request) {
+	s.freeBlocks(r)
+	r.NumComputed = 0
+	r.Pending = 0
+	r.Preemptions++
+	r.Status = Preempted
+	s.waiting.pushFront(r)
+}
+
+func (s *Scheduler) freeBlocks(r *Request) {
+	b := r.Blocks
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	s.Pool.Free(b)
+	r.Blocks = b[:0]
+	r.numHashed = 0
+}
+
+// Update applies a finished step: each request the step samples for turns
+// one placeholder into an output token; requests that
+// reached max_tokens or max_model_len finish and free their blocks. It
+// appends finished requests to done and returns it.
+func (s *Scheduler) Update(step *Step, done []*Request) []*Request {
+	any := false
+	for i := range step.Items {
+		it := &step.Items[i]
+		r := it.Req
+		if !it.Samples || r.Status != Running {
+			continue
+		}
+		r.Pending--
+		r.NumOutput++
+		if r.NumOutput >= r.MaxTokens || r.NumTokens() >= s.cfg.MaxModelLen {
+			r.Status = Finished
+			s.freeBlocks(r)
+			done = append(done, r)
+			any = true
+		}
+	}
+	if any {
+		s.compactRunning()
+	}
+	return done
+}
+
+func (s *Scheduler) compactRunning() {
+	k := 0
+	for _, r := range s.running {
+		if r.Status == Running {
+			s.running[k] = r
+			k++
+		}
+	}
+	clear(s.running[k:])
+	s.running = s.running[:k]
+}
+
+// Abort removes r from the engine (client disconnect), freeing its blocks.
+// It reports whether r was still in the engine.
+func (s *Scheduler) Abort(r *Request) bool {
+	switch r.Status {
+	case Running:
+		r.Status = Aborted
+		s.freeBlocks(r)
+		s.compactRunning()
+		return true
+	case Waiting, Preempted:
+		r.Status = Aborted
+		s.waiting.remove(r)
+		s.freeBlocks(r)
+		return true
+	}
+	return false
+}

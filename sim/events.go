@@ -1,0 +1,75 @@
+package sim
+
+// event is something that happens at a time; handle applies it and may
+// schedule further events.
+type event interface {
+	handle(s *Sim)
+}
+
+type item struct {
+	at  int64
+	seq uint64
+	ev  event
+}
+
+// queue is a binary min-heap of events ordered by (time, insertion order).
+type queue struct {
+	h   []item
+	seq uint64
+}
+
+func (q *queue) less(i, j int) bool {
+	a, b := &q.h[i], &q.h[j]
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (q *queue) push(at int64, ev event) {
+	q.seq++
+	q.h = append(q.h, item{at, q.seq, ev})
+	for i := len(q.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
+}
+
+func (q *queue) pop() item {
+	top := q.h[0]
+	n := len(q.h) - 1
+	q.h[0] = q.h[n]
+	q.h[n] = item{}
+	q.h = q.h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+	return top
+}
+
+// The event kinds.
+type (
+	stageStart  struct{ stage int }
+	clientSend  struct{ r *record }
+	engineAdmit struct{ r *record }
+	stepEnd     struct{ c *Core }
+	timeout     struct{ r *record }
+)
+
+func (e stageStart) handle(s *Sim)  { s.client.startStage(s, e.stage) }
+func (e clientSend) handle(s *Sim)  { s.client.arrive(s, e.r) }
+func (e engineAdmit) handle(s *Sim) { s.admit(e.r) }
+func (e stepEnd) handle(s *Sim)     { e.c.endStep(s) }
+func (e timeout) handle(s *Sim)     { s.expire(e.r) }

@@ -1,0 +1,83 @@
+package sim
+
+import "math"
+
+// Histogram collects durations (ns) in log-spaced buckets 0.1 % wide, so
+// percentiles are exact to 0.1 % without keeping every sample; mean and
+// standard deviation are exact.
+type Histogram struct {
+	counts []int64 // by bucket index ⌊log(ns)/log(1.001)⌋
+	n      int64
+	lastV  int64 // memo: consecutive samples often repeat (one decode step)
+	lastB  int
+	sum    float64
+	sumSq  float64
+}
+
+const histBase = 1.001
+
+var logHistBase = math.Log(histBase)
+
+// NewHistogram returns an empty histogram.
+func NewHistogram() *Histogram { return &Histogram{lastV: -1} }
+
+// Add records one duration in ns (values below 1 ns count as 1 ns).
+func (h *Histogram) Add(ns int64) {
+	ns = max(ns, 1)
+	v := float64(ns)
+	if ns != h.lastV {
+		h.lastV, h.lastB = ns, int(math.Log(v)/logHistBase)
+	}
+	for len(h.counts) <= h.lastB {
+		h.counts = append(h.counts, make([]int64, len(h.counts)+1024)...)
+	}
+	h.counts[h.lastB]++
+	h.n++
+	h.sum += v
+	h.sumSq += v * v
+}
+
+// Count is the number of samples.
+func (h *Histogram) Count() int64 { return h.n }
+
+// Mean is the exact mean, ns.
+func (h *Histogram) Mean() float64 {
+	if h.n == 0 {
+		return 0
+	}
+	return h.sum / float64(h.n)
+}
+
+// Std is the exact population standard deviation, ns.
+func (h *Histogram) Std() float64 {
+	if h.n == 0 {
+		return 0
+	}
+	m := h.Mean()
+	return math.Sqrt(math.Max(0, h.sumSq/float64(h.n)-m*m))
+}
+
+// Percentile returns the p-th percentile (0–100), ns, as the geometric
+// middle of the bucket holding that rank.
+func (h *Histogram) Percentile(p float64) float64 {
+	if h.n == 0 {
+		return 0
+	}
+	rank := int64(math.Ceil(p / 100 * float64(h.n)))
+	if rank < 1 {
+		rank = 1
+	}
+	var seen int64
+	last := 0
+	for k, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		last = k
+		seen += c
+		if seen >= rank {
+			return math.Pow(histBase, float64(k)+0.5)
+		}
+	}
+	return math.Pow(histBase, float64(last)+0.5)
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Percentile returns the p-th percentile (p in [0, 100]) of sorted
+// (ascending) by linear interpolation between order statistics, numpy's
+// default rule, which both `vllm bench serve` and inference-perf use. NaN
+// for an empty slice or p outside [0, 100].
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 || !(p >= 0 && p <= 100) {
+		return math.NaN()
+	}
+	rank := p / 100 * float64(n-1)
+	lo, hi := int(math.Floor(rank)), int(math.Ceil(rank))
+	return sorted[lo] + (rank-float64(lo))*(sorted[hi]-sorted[lo])
+}
+
+// BenchSummary is what `vllm bench serve` reports, with its JSON keys:
+// counts, throughputs (per s) and latency statistics in milliseconds.
+type BenchSummary struct {
+	Completed            int     `json:"completed"`
+	Failed               int     `json:"failed"`
+	Duration             float64 `json:"duration"` // s, first send to last response
+	TotalInputTokens     int     `json:"total_input_tokens"`
+	TotalOutputTokens    int     `json:"total_output_tokens"`
+	RequestThroughput    float64 `json:"request_throughput"`
+	OutputThroughput     float64 `json:"output_throughput"`
+	TotalTokenThroughput float64 `json:"total_token_throughput"`
+	// Latencies maps bench serve's keys (mean_ttft_ms, median_ttft_ms,
+	// std_ttft_ms, p99_ttft_ms, … for ttft, tpot, itl, e2el) to ms.
+	Latencies map[string]float64 `json:"-"`
+	// Percentiles lists the --metric-percentiles reported (0–100).
+	Percentiles []float64 `json:"-"`
+}
+
+// Metrics are the latency families bench serve reports, in its order.
+var Metrics = []string{"ttft", "tpot", "itl", "e2el"}
+
+// Summarize computes bench serve's metrics over requests (completed ones
+// for latencies), with the ITL histogram for inter-token gaps.
+func Summarize(reqs []RequestRecord, itl *Histogram, percentiles []float64) BenchSummary {
+	s := BenchSummary{Latencies: map[string]float64{}, Percentiles: percentiles}
+	var ttft, tpot, e2e []float64
+	start, end := int64(math.MaxInt64), int64(0)
+	for i := range reqs {
+		r := &reqs[i]
+		if r.SendNs >= 0 {
+			start = min(start, r.SendNs)
+		}
+		end = max(end, r.FinishNs)
+		if r.Failed || r.FinishNs < 0 {
+			s.Failed++
+			continue
+		}
+		s.Completed++
+		s.TotalInputTokens += r.PromptTokens
+		s.TotalOutputTokens += r.OutputTokens
+		ttft = append(ttft, float64(r.TTFTNs())/1e6)
+		e2e = append(e2e, float64(r.E2ENs())/1e6)
+		if r.OutputTokens > 1 {
+			tpot = append(tpot, r.TPOTNs()/1e6)
+		}
+	}
+	if s.Completed > 0 && end > start {
+		s.Duration = float64(end-start) / 1e9
+		s.RequestThroughput = float64(s.Completed) / s.Duration
+		s.OutputThroughput = float64(s.TotalOutputTokens) / s.Duration
+		s.TotalTokenThroughput = float64(s.TotalInputTokens+s.TotalOutputTokens) / s.Duration
+	}
+	for name, xs := range map[string][]float64{"ttft": ttft, "tpot": tpot, "e2el": e2e} {
+		slices.Sort(xs)
+		mean, std := meanStd(xs)
+		s.Latencies["mean_"+name+"_ms"] = mean
+		s.Latencies["std_"+name+"_ms"] = std
+		s.Latencies["median_"+name+"_ms"] = Percentile(xs, 50)
+		for _, p := range percentiles {
+			s.Latencies["p"+PercentileLabel(p)+"_"+name+"_ms"] = Percentile(xs, p)
+		}
+	}
+	if itl != nil {
+		s.Latencies["mean_itl_ms"] = itl.Mean() / 1e6
+		s.Latencies["std_itl_ms"] = itl.Std() / 1e6
+		s.Latencies["median_itl_ms"] = itl.Percentile(50) / 1e6
+		for _, p := range percentiles {
+			s.Latencies["p"+PercentileLabel(p)+"_itl_ms"] = itl.Percentile(p) / 1e6
+		}
+	}
+	return s
+}
+
+// PercentileLabel formats a percentile as bench serve does in its keys
+// (99 → "99", 99.9 → "99.9").
+func PercentileLabel(p float64) string {
+	return strings.TrimSuffix(strconv.FormatFloat(p, 'f', -1, 64), ".0")
+}
+
+func meanStd(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)))
+}

@@ -1,0 +1,72 @@
+package sim
+
+import (
+	"frontier/sim/engine"
+	"frontier/sim/workload"
+)
+
+// RequestRecord is what the client saw of one request. Times are ns from
+// the start of the run, -1 when the event never happened.
+type RequestRecord struct {
+	ID           int
+	Stage        int
+	Engine       int
+	SendNs       int64 // client sent it (bench serve's start of latency)
+	FirstTokenNs int64 // client received the first token
+	FinishNs     int64 // client received the last token, or gave up
+	PromptTokens int
+	CachedTokens int // prefix-cache hit at admission
+	OutputTokens int // tokens received
+	Preemptions  int
+	Failed       bool // client timeout expired first (request aborted)
+	// ITLSumNs is the sum of inter-token gaps (FinishNs − FirstTokenNs
+	// for completed requests).
+	ITLSumNs int64
+}
+
+// TTFTNs is time to first token, ns (-1 if none).
+func (r *RequestRecord) TTFTNs() int64 {
+	if r.FirstTokenNs < 0 {
+		return -1
+	}
+	return r.FirstTokenNs - r.SendNs
+}
+
+// E2ENs is end-to-end latency, ns.
+func (r *RequestRecord) E2ENs() int64 { return r.FinishNs - r.SendNs }
+
+// TPOTNs is (E2E − TTFT) / (output tokens − 1), ns; 0 for one token.
+func (r *RequestRecord) TPOTNs() float64 {
+	if r.OutputTokens < 2 {
+		return 0
+	}
+	return float64(r.FinishNs-r.FirstTokenNs) / float64(r.OutputTokens-1)
+}
+
+// record is a request in flight: the plan entry, its engine state and
+// what the client has seen.
+type record struct {
+	plan    workload.Request
+	req     engine.Request
+	core    *Core
+	out     RequestRecord
+	lastTok int64
+	done    bool
+}
+
+// StepRecord is one engine step. Times are ns.
+type StepRecord struct {
+	Engine        int
+	StartNs       int64
+	DurationNs    int64
+	PrefillTokens int
+	DecodeTokens  int
+	PaddedTokens  int
+	Graph         bool
+	Running       int
+	Waiting       int
+	KVBlocksUsed  int
+	Preempted     int
+	DeviceNs      int64
+	HostNs        int64
+}

@@ -1,0 +1,185 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"frontier/scenarios"
+)
+
+// Request is one planned request. Lengths are tokens; At is nanoseconds
+// from the start of its stage.
+type Request struct {
+	ID           int
+	Stage        int
+	At           int64
+	PromptTokens int
+	OutputTokens int
+	// PrefixKey names the content of the first PrefixTokens prompt tokens
+	// (a shared system prompt); ContentKey names the whole prompt's content
+	// (equal for repeats of one prompt). See engine.Request.
+	PrefixKey    uint64
+	PrefixTokens int
+	ContentKey   uint64
+}
+
+// Stage is a group of requests sent together. The next stage starts
+// IntervalNs after every request of this one has finished or failed
+// (inference-perf); a plan with one stage has no pause.
+type Stage struct {
+	Requests   []Request
+	IntervalNs int64
+}
+
+// Plan is the whole client workload.
+type Plan struct {
+	Stages []Stage
+}
+
+// NumRequests counts the planned requests.
+func (p *Plan) NumRequests() int {
+	n := 0
+	for _, s := range p.Stages {
+		n += len(s.Requests)
+	}
+	return n
+}
+
+// StageIntervalNs is inference-perf's pause between stages (load.interval,
+// 1 s in every shared run).
+const StageIntervalNs = int64(1e9)
+
+// Build plans the workload w. Relative paths (trace) resolve with resolve.
+func Build(w *scenarios.Workload, resolve func(string) string) (*Plan, error) {
+	rng := rand.New(rand.NewPCG(uint64(w.Seed), 0x5eed))
+	switch w.Dataset {
+	case "random":
+		reqs := randomDataset(w.Random, rng)
+		return planArrivals(reqs, &w.Arrivals, rng), nil
+	case "shared_prefix":
+		return sharedPrefix(w.SharedPrefix, &w.Arrivals, rng), nil
+	case "trace":
+		reqs, err := ReadTrace(resolve(w.Trace.Path))
+		if err != nil {
+			return nil, err
+		}
+		return &Plan{Stages: []Stage{{Requests: reqs}}}, nil
+	}
+	return nil, fmt.Errorf("workload.dataset: unknown %q", w.Dataset)
+}
+
+// randomDataset draws `vllm bench serve --dataset-name random` lengths:
+// uniform integers in [⌊len·(1−r)⌋, ⌊len·(1+r)⌋] (RandomDataset.sample),
+// each prompt distinct random tokens.
+func randomDataset(r *scenarios.RandomData, rng *rand.Rand) []Request {
+	reqs := make([]Request, r.NumPrompts)
+	inLo, inHi := lengthRange(r.InputLen, r.RangeRatio)
+	outLo, outHi := lengthRange(r.OutputLen, r.RangeRatio)
+	for i := range reqs {
+		reqs[i] = Request{
+			ID:           i,
+			PromptTokens: inLo + rng.IntN(inHi-inLo+1),
+			OutputTokens: outLo + rng.IntN(outHi-outLo+1),
+			ContentKey:   uniqueKey(i),
+		}
+	}
+	return reqs
+}
+
+func lengthRange(n int, r float64) (int, int) {
+	lo := max(1, int(float64(n)*(1-r)))
+	hi := max(lo, int(float64(n)*(1+r)))
+	return lo, hi
+}
+
+func uniqueKey(i int) uint64 { return 0xa076_1d64_78bd_642f ^ uint64(i+1)*0xe703_7ed1_a0b4_28db }
+
+// planArrivals spaces requests as `vllm bench serve` does: all at t = 0 for
+// rate inf, else gamma gaps with shape burstiness and mean 1/rate
+// (burstiness 1 = Poisson), the first request at t = 0.
+func planArrivals(reqs []Request, a *scenarios.Arrivals, rng *rand.Rand) *Plan {
+	if len(a.Stages) > 0 {
+		return stagePlan(reqs, a.Stages, rng)
+	}
+	rate := float64(a.RequestRate)
+	if !math.IsInf(rate, 1) {
+		g := distuv.Gamma{Alpha: a.Burstiness, Beta: rate * a.Burstiness, Src: rng}
+		t := 0.0
+		for i := range reqs {
+			reqs[i].At = int64(t * 1e9)
+			t += g.Rand()
+		}
+	}
+	return &Plan{Stages: []Stage{{Requests: reqs}}}
+}
+
+// stagePlan cuts requests cyclically into inference-perf stages: stage k
+// sends rate·duration requests whose exponential gaps are rescaled to sum
+// to the duration (the first at the stage start).
+func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) *Plan {
+	plan := &Plan{}
+	id := 0
+	for k, st := range stages {
+		n := int(math.Round(st.Rate * st.DurationS))
+		gaps := make([]float64, n)
+		sum := 0.0
+		for i := range gaps {
+			gaps[i] = rng.ExpFloat64()
+			sum += gaps[i]
+		}
+		scale := st.DurationS / sum
+		reqs := make([]Request, n)
+		t := 0.0
+		for i := range reqs {
+			r := pool[id%len(pool)]
+			r.ID, r.Stage, r.At = id, k, int64(t*1e9)
+			if r.ContentKey == 0 {
+				r.ContentKey = uniqueKey(id)
+			}
+			reqs[i] = r
+			t += gaps[i] * scale
+			id++
+		}
+		plan.Stages = append(plan.Stages, Stage{Requests: reqs, IntervalNs: StageIntervalNs})
+	}
+	return plan
+}
+
+// sharedPrefix builds inference-perf's shared_prefix prompts: num_groups ×
+// num_prompts_per_group distinct prompts, each its group's system prompt
+// (system_prompt_len tokens, shared) then a unique question; the prompt
+// list is shuffled once and request i sends prompt i mod N, so repeats hit
+// the prefix cache in full. prompt_len, when given, is the measured prompt
+// length (system + question + template); the template tokens are counted
+// in the unique part.
+func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Rand) *Plan {
+	n := p.NumGroups * p.NumPromptsPerGroup
+	promptLen := p.PromptLen
+	if promptLen == 0 {
+		promptLen = p.SystemPromptLen + p.QuestionLen
+	}
+	prompts := make([]Request, n)
+	for i := range prompts {
+		g := i / p.NumPromptsPerGroup
+		prompts[i] = Request{
+			PromptTokens: promptLen,
+			OutputTokens: p.OutputLen,
+			PrefixKey:    0x9e37_79b9_7f4a_7c15 ^ uint64(g+1)*0xbf58_476d_1ce4_e5b9,
+			PrefixTokens: p.SystemPromptLen,
+			ContentKey:   0x94d0_49bb_1331_11eb ^ uint64(i+1)*0x2545_f491_4f6c_dd1d,
+		}
+	}
+	rng.Shuffle(n, func(i, j int) { prompts[i], prompts[j] = prompts[j], prompts[i] })
+	if len(a.Stages) > 0 {
+		return stagePlan(prompts, a.Stages, rng)
+	}
+	reqs := make([]Request, n)
+	for i := range reqs {
+		reqs[i] = prompts[i]
+		reqs[i].ID = i
+	}
+	return planArrivals(reqs, a, rng)
+}
