@@ -16,6 +16,12 @@ const (
 	DefaultBlockSize            = 16
 )
 
+// ExplicitZero stands for a max_num_seqs, max_num_batched_tokens or
+// max_model_len given as 0. Those fields use 0 for "omitted: resolve
+// vLLM's default later", so an explicit 0 is kept apart for Validate to
+// reject ("must be ≥ 1, got 0") instead of silently taking the default.
+const ExplicitZero = math.MinInt
+
 // DefaultDeployment returns a Deployment holding vLLM's defaults. Model is
 // empty; MaxNumSeqs, MaxNumBatchedTokens and MaxModelLen are 0 meaning
 // "resolve later" (they depend on the GPU or the model's config).
@@ -40,11 +46,30 @@ func DefaultArrivals() Arrivals {
 	return Arrivals{RequestRate: Rate(math.Inf(1)), Burstiness: 1.0}
 }
 
-// UnmarshalYAML fills vLLM's defaults before reading the keys present.
+// UnmarshalYAML fills vLLM's defaults before reading the keys present,
+// and marks an explicit 0 of the GPU- or model-dependent limits as
+// ExplicitZero.
 func (d *Deployment) UnmarshalYAML(n *yaml.Node) error {
 	*d = DefaultDeployment()
 	type plain Deployment
-	return n.Decode((*plain)(d))
+	if err := n.Decode((*plain)(d)); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		var v int
+		if val := n.Content[i+1]; val.Tag != "!!int" || val.Decode(&v) != nil || v != 0 {
+			continue
+		}
+		switch n.Content[i].Value {
+		case "max_num_seqs":
+			d.MaxNumSeqs = ExplicitZero
+		case "max_num_batched_tokens":
+			d.MaxNumBatchedTokens = ExplicitZero
+		case "max_model_len":
+			d.MaxModelLen = ExplicitZero
+		}
+	}
+	return nil
 }
 
 // UnmarshalYAML fills the client defaults before reading the keys present.

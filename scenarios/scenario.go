@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -172,12 +174,21 @@ func Load(path string) (*Scenario, error) {
 	return s, nil
 }
 
+// errEmpty replaces yaml.v3's bare "EOF" for a file with no document.
+var errEmpty = errors.New("empty file: no YAML document (want at least hardware, deployment and workload)")
+
 // Parse decodes a scenario from YAML bytes and applies defaults, without
 // validating (call Validate after any flag overrides).
 func Parse(data []byte) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errEmpty
+		}
 		return nil, fmt.Errorf("malformed YAML: %w", err)
+	}
+	if len(root.Content) == 0 || root.Content[0].Tag == "!!null" {
+		return nil, errEmpty
 	}
 	if err := checkKeys(&root, reflect.TypeOf(Scenario{}), ""); err != nil {
 		return nil, err

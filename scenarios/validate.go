@@ -46,10 +46,10 @@ func (s *Scenario) Validate() error {
 			}
 		}
 		if t := d.KVTransfer; t != nil {
-			if t.BandwidthGbps <= 0 {
+			if !(t.BandwidthGbps > 0) || math.IsInf(t.BandwidthGbps, 0) {
 				return fmt.Errorf("disaggregation.kv_transfer.bandwidth_gbps: must be > 0, got %g", t.BandwidthGbps)
 			}
-			if t.LatencyMs < 0 {
+			if !(t.LatencyMs >= 0) || math.IsInf(t.LatencyMs, 0) {
 				return fmt.Errorf("disaggregation.kv_transfer.latency_ms: must be ≥ 0, got %g", t.LatencyMs)
 			}
 		}
@@ -90,6 +90,9 @@ func (d *Deployment) Validate(path string) error {
 		{"max_num_batched_tokens", d.MaxNumBatchedTokens},
 		{"max_model_len", d.MaxModelLen},
 	} {
+		if c.v == ExplicitZero {
+			return fmt.Errorf("%s: must be ≥ 1, got 0", k(c.key))
+		}
 		if c.v < 0 {
 			return fmt.Errorf("%s: must be ≥ 1, got %d", k(c.key), c.v)
 		}
@@ -97,7 +100,7 @@ func (d *Deployment) Validate(path string) error {
 	if d.BlockSize%8 != 0 && d.BlockSize != 1 {
 		return fmt.Errorf("%s: must be 1 or a multiple of 8 (vLLM: 8, 16, 32, 64, 128), got %d", k("block_size"), d.BlockSize)
 	}
-	if d.GPUMemoryUtilization <= 0 || d.GPUMemoryUtilization > 1 {
+	if !(d.GPUMemoryUtilization > 0 && d.GPUMemoryUtilization <= 1) {
 		return fmt.Errorf("%s: must be in (0, 1], got %g", k("gpu_memory_utilization"), d.GPUMemoryUtilization)
 	}
 	if d.LongPrefillTokenThreshold < 0 {
@@ -131,7 +134,7 @@ func (w *Workload) Validate() error {
 		if err := positive("workload.random.output_len", r.OutputLen); err != nil {
 			return err
 		}
-		if r.RangeRatio < 0 || r.RangeRatio >= 1 {
+		if !(r.RangeRatio >= 0 && r.RangeRatio < 1) {
 			return fmt.Errorf("workload.random.range_ratio: must be in [0, 1), got %g", r.RangeRatio)
 		}
 	case "shared_prefix":
@@ -172,24 +175,24 @@ func (a *Arrivals) Validate() error {
 	if math.IsNaN(r) || r <= 0 {
 		return fmt.Errorf("workload.arrivals.request_rate: must be > 0 requests/s or inf, got %g", r)
 	}
-	if a.Burstiness <= 0 || math.IsInf(a.Burstiness, 0) {
+	if !(a.Burstiness > 0) || math.IsInf(a.Burstiness, 0) {
 		return fmt.Errorf("workload.arrivals.burstiness: must be > 0 (1 = Poisson), got %g", a.Burstiness)
 	}
 	if a.MaxConcurrency != nil && *a.MaxConcurrency < 1 {
 		return fmt.Errorf("workload.arrivals.max_concurrency: must be ≥ 1 or null, got %d", *a.MaxConcurrency)
 	}
 	for i, st := range a.Stages {
-		if st.Rate <= 0 || math.IsInf(st.Rate, 0) {
+		if !(st.Rate > 0) || math.IsInf(st.Rate, 0) {
 			return fmt.Errorf("workload.arrivals.stages[%d].rate: must be > 0 requests/s, got %g", i, st.Rate)
 		}
-		if st.DurationS <= 0 || math.IsInf(st.DurationS, 0) {
+		if !(st.DurationS > 0) || math.IsInf(st.DurationS, 0) {
 			return fmt.Errorf("workload.arrivals.stages[%d].duration_s: must be > 0 s, got %g", i, st.DurationS)
 		}
 		if st.Rate*st.DurationS < 1 {
 			return fmt.Errorf("workload.arrivals.stages[%d]: rate × duration_s must be ≥ 1 request, got %g", i, st.Rate*st.DurationS)
 		}
 	}
-	if a.TimeoutS != nil && *a.TimeoutS <= 0 {
+	if a.TimeoutS != nil && (!(*a.TimeoutS > 0) || math.IsInf(*a.TimeoutS, 0)) {
 		return fmt.Errorf("workload.arrivals.timeout_s: must be > 0 s or null, got %g", *a.TimeoutS)
 	}
 	return nil

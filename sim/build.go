@@ -218,10 +218,14 @@ func (st *Setup) Finish(s *Sim, res *Result) {
 	res.Memory = st.Memory
 	res.Notes = append(res.Notes, st.Notes...)
 	for _, c := range s.cores {
-		cov := c.Pred.Coverage()
+		p, ok := c.Pred.(*predictor.Predictor)
+		if !ok {
+			continue
+		}
+		cov := p.Coverage()
 		res.Coverage.Lookups += cov.Lookups
 		res.Coverage.Extrapolated += cov.Extrapolated
 		res.Coverage.Examples = append(res.Coverage.Examples, cov.Examples...)
-		res.Notes = append(res.Notes, c.Pred.AllNotes()...)
+		res.Notes = append(res.Notes, p.AllNotes()...)
 	}
 }

@@ -18,11 +18,12 @@ import (
 type Core struct {
 	ID    int
 	Sched *engine.Scheduler
-	Pred  *predictor.Predictor
+	Pred  Pricer
 	Pad   engine.PadTable
 	Async bool
 
 	busy      bool
+	kicking   bool // a kick event is queued
 	stepStart int64
 	cur, next *engine.Step
 	hasNext   bool
@@ -35,8 +36,24 @@ type Core struct {
 // Load is the router's measure of how busy the core is (requests held).
 func (c *Core) Load() int { return c.Sched.NumRunning() + c.Sched.NumWaiting() }
 
+// Pricer prices one step (predictor.Predictor; tests use fixed prices).
+type Pricer interface {
+	Step(b *predictor.Batch, async bool) predictor.StepTime
+}
+
+// wake queues a kick at the current time, after every event already due
+// now, so requests arriving together join the same first step (the engine
+// core drains its input queue before it schedules).
+func (c *Core) wake(s *Sim) {
+	if !c.busy && !c.kicking {
+		c.kicking = true
+		s.queue.push(s.now, kick{c})
+	}
+}
+
 // kick starts a step if the core is idle and has work.
 func (c *Core) kick(s *Sim) {
+	c.kicking = false
 	if !c.busy && c.Sched.HasWork() {
 		c.launch(s)
 	}

@@ -66,6 +66,7 @@ type (
 	engineAdmit struct{ r *record }
 	stepEnd     struct{ c *Core }
 	timeout     struct{ r *record }
+	kick        struct{ c *Core }
 )
 
 func (e stageStart) handle(s *Sim)  { s.client.startStage(s, e.stage) }
@@ -73,3 +74,4 @@ func (e clientSend) handle(s *Sim)  { s.client.arrive(s, e.r) }
 func (e engineAdmit) handle(s *Sim) { s.admit(e.r) }
 func (e stepEnd) handle(s *Sim)     { e.c.endStep(s) }
 func (e timeout) handle(s *Sim)     { s.expire(e.r) }
+func (e kick) handle(s *Sim)        { e.c.kick(s) }

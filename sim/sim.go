@@ -64,7 +64,7 @@ func (s *Sim) admit(r *record) {
 	r.core = c
 	r.out.Engine = c.ID
 	c.Sched.Add(&r.req)
-	c.kick(s)
+	c.wake(s)
 }
 
 // token records one output token leaving the engine at s.now.

@@ -235,11 +235,11 @@ func applyDeployment(d *scenarios.Deployment, f *simFlags, set func(string) bool
 	}
 }
 
-// nonZero keeps an explicit 0 from meaning "default": it becomes -1 so
-// validation reports it ("must be ≥ 1, got …").
+// nonZero keeps an explicit 0 from meaning "default": it becomes
+// scenarios.ExplicitZero so validation reports it ("must be ≥ 1, got 0").
 func nonZero(v int) int {
 	if v == 0 {
-		return -1
+		return scenarios.ExplicitZero
 	}
 	return v
 }

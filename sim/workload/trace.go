@@ -30,6 +30,9 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 	cr := csv.NewReader(r)
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("trace %s: empty file (want a header row: arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])", name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: reading header: %w", name, err)
 	}
@@ -44,7 +47,7 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 	}
 	groups := map[string]uint64{}
 	var reqs []Request
-	for line := 2; ; line++ {
+	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -52,6 +55,7 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 		if err != nil {
 			return nil, fmt.Errorf("trace %s: %w", name, err)
 		}
+		line, _ := cr.FieldPos(0) // the file's line: csv skips blank lines
 		get := func(c string) string {
 			if i, ok := col[c]; ok && i < len(rec) {
 				return strings.TrimSpace(rec[i])
@@ -59,7 +63,7 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 			return ""
 		}
 		at, err := strconv.ParseFloat(get("arrival_s"), 64)
-		if err != nil || at < 0 || math.IsNaN(at) || math.IsInf(at, 0) {
+		if err != nil || !(at >= 0 && at*1e9 < math.MaxInt64) {
 			return nil, fmt.Errorf("trace %s line %d: arrival_s: must be a number ≥ 0 seconds, got %q", name, line, get("arrival_s"))
 		}
 		p, err := strconv.Atoi(get("prompt_tokens"))
