@@ -10,19 +10,19 @@ package predictor
 // file replaces them with values fitted on training cells (frontier
 // calibrate).
 type HostModel struct {
-	ScheduleNs           float64 `json:"schedule_ns"`             // Scheduler.schedule fixed cost
-	SchedulePerReqNs     float64 `json:"schedule_per_req_ns"`     // per running request
-	PrepareNs            float64 `json:"prepare_ns"`              // _prepare_inputs fixed
-	PreparePerReqNs      float64 `json:"prepare_per_req_ns"`      // per scheduled request
-	PreparePerTokenNs    float64 `json:"prepare_per_token_ns"`    // per scheduled token
-	SampleNs             float64 `json:"sample_ns"`               // sampler host side fixed
-	ProcessNs            float64 `json:"process_ns"`              // update_from_output + output processing fixed
-	ProcessPerReqNs      float64 `json:"process_per_req_ns"`      // per sampled request
-	GraphLaunchNs        float64 `json:"graph_launch_ns"`         // one CUDA-graph replay launch
-	KernelLaunchNs       float64 `json:"kernel_launch_ns"`        // one eager kernel launch
-	TokenizePerTokenNs   float64 `json:"tokenize_per_token_ns"`   // API server, per prompt token
-	RequestOverheadNs    float64 `json:"request_overhead_ns"`     // API server per request (HTTP, tokenizer call, engine hand-off)
-	StreamPerTokenNs     float64 `json:"stream_per_token_ns"`     // detokenize + SSE per output token (latency added)
+	ScheduleNs         float64 `json:"schedule_ns"`           // Scheduler.schedule fixed cost
+	SchedulePerReqNs   float64 `json:"schedule_per_req_ns"`   // per running request
+	PrepareNs          float64 `json:"prepare_ns"`            // _prepare_inputs fixed
+	PreparePerReqNs    float64 `json:"prepare_per_req_ns"`    // per scheduled request
+	PreparePerTokenNs  float64 `json:"prepare_per_token_ns"`  // per scheduled token
+	SampleNs           float64 `json:"sample_ns"`             // sampler host side fixed
+	ProcessNs          float64 `json:"process_ns"`            // update_from_output + output processing fixed
+	ProcessPerReqNs    float64 `json:"process_per_req_ns"`    // per sampled request
+	GraphLaunchNs      float64 `json:"graph_launch_ns"`       // one CUDA-graph replay launch
+	KernelLaunchNs     float64 `json:"kernel_launch_ns"`      // one eager kernel launch
+	TokenizePerTokenNs float64 `json:"tokenize_per_token_ns"` // API server, per prompt token
+	RequestOverheadNs  float64 `json:"request_overhead_ns"`   // API server per request (HTTP, tokenizer call, engine hand-off)
+	StreamPerTokenNs   float64 `json:"stream_per_token_ns"`   // detokenize + SSE per output token (latency added)
 }
 
 // DefaultHost is the uncalibrated host model.

@@ -35,10 +35,10 @@ type Predictor struct {
 	layers int // layers on this pipeline stage
 	// per-rank shapes
 	heads, kvHeads, qkvN, oK, upN, downK, vocabN int
-	dense  []float64 // memo: per-layer token-dependent time (ms) by padded tokens; graph
-	denseE []float64 // same, eager
-	decode map[[2]int32]float64
-	Notes  []string
+	dense                                        []float64 // memo: per-layer token-dependent time (ms) by padded tokens; graph
+	denseE                                       []float64 // same, eager
+	decode                                       map[[2]int32]float64
+	Notes                                        []string
 }
 
 // New builds a predictor; it fails when the tables lack the dtype or a
@@ -107,7 +107,9 @@ func (p *Predictor) Coverage() Coverage {
 }
 
 // AllNotes lists the stated substitutions the predictor made.
-func (p *Predictor) AllNotes() []string { return append(append([]string{}, p.Notes...), p.attn.Notes...) }
+func (p *Predictor) AllNotes() []string {
+	return append(append([]string{}, p.Notes...), p.attn.Notes...)
+}
 
 // layerDenseMs is one layer's token-count-dependent work at t tokens
 // (norms, QKV/O/MLP or MoE GEMMs, rotary, activation, TP all-reduces),

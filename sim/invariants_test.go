@@ -25,7 +25,7 @@ func stressScenario() *scenarios.Scenario {
 		Name: "stress", Hardware: "h100-sxm", Deployment: &d,
 		Workload: scenarios.Workload{
 			Seed: 3, Dataset: "random",
-			Random: &scenarios.RandomData{NumPrompts: 3000, InputLen: 800, OutputLen: 300, RangeRatio: 0.5},
+			Random:   &scenarios.RandomData{NumPrompts: 3000, InputLen: 800, OutputLen: 300, RangeRatio: 0.5},
 			Arrivals: scenarios.Arrivals{RequestRate: 40, Burstiness: 1, TimeoutS: &timeout},
 		},
 	}

@@ -34,7 +34,7 @@ type Request struct {
 	// Pending counts output tokens scheduled but not yet sampled: async
 	// scheduling's placeholders (num_output_placeholders), so the next
 	// step can be scheduled before this one's tokens exist.
-	Pending int
+	Pending     int
 	Status      Status
 	Preemptions int
 	// CachedTokens is the prefix-cache hit at first admission, tokens.

@@ -14,26 +14,26 @@ type Config struct {
 
 // Scheduled is one request's share of a step.
 type Scheduled struct {
-	Req       *Request
-	NumNew    int  // tokens computed for it this step
-	Computed  int  // tokens already computed before this step (prefix length)
-	Decode    bool // a single-token decode (not a prefill chunk)
-	Samples   bool // the step ends with a sampled token for it
+	Req      *Request
+	NumNew   int  // tokens computed for it this step
+	Computed int  // tokens already computed before this step (prefix length)
+	Decode   bool // a single-token decode (not a prefill chunk)
+	Samples  bool // the step ends with a sampled token for it
 }
 
 // Step is the scheduler's output for one engine step.
 type Step struct {
-	Items          []Scheduled
-	NumTokens      int // scheduled tokens (sum of NumNew)
-	NumPrefill     int // tokens of prefill chunks
-	NumDecode      int // decode requests (one token each)
-	NumPreempted   int // requests preempted while scheduling this step
-	DecodeCtxSum   int64
-	NumSampled     int
-	PrefillReqs    int
-	KVBlocksUsed   int
-	NumRunning     int
-	NumWaiting     int
+	Items        []Scheduled
+	NumTokens    int // scheduled tokens (sum of NumNew)
+	NumPrefill   int // tokens of prefill chunks
+	NumDecode    int // decode requests (one token each)
+	NumPreempted int // requests preempted while scheduling this step
+	DecodeCtxSum int64
+	NumSampled   int
+	PrefillReqs  int
+	KVBlocksUsed int
+	NumRunning   int
+	NumWaiting   int
 }
 
 // Scheduler is vLLM V1's Scheduler with the FCFS policy
