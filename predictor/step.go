@@ -35,10 +35,13 @@ type Predictor struct {
 	layers int // layers on this pipeline stage
 	// per-rank shapes
 	heads, kvHeads, qkvN, oK, upN, downK, vocabN int
-	dense                                        []float64 // memo: per-layer token-dependent time (ms) by padded tokens; graph
-	denseE                                       []float64 // same, eager
-	decode                                       map[[2]int32]float64
-	Notes                                        []string
+	// memos
+	dense   []float64 // per-layer token-dependent time (ms) by padded tokens, graph
+	denseE  []float64 // same, eager
+	head    []float64 // LM head + sampler (ms) by logits rows
+	decode  map[[2]int32]float64
+	prefill map[Chunk]float64
+	Notes   []string
 }
 
 // New builds a predictor; it fails when the tables lack the dtype or a
@@ -54,7 +57,7 @@ func New(cfg Config) (*Predictor, error) {
 	if cfg.MoEDistribution == "" {
 		cfg.MoEDistribution = "balanced"
 	}
-	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}}
+	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{}}
 	var err error
 	if p.gemm, err = NewGemm(cfg.Tables.Gemm, cfg.Dtype); err != nil {
 		return nil, fmt.Errorf("dtype %s: %w", cfg.Dtype, err)
@@ -167,6 +170,18 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 	return v
 }
 
+// prefillAttnMs memoizes prefill attention by (new tokens, prefix).
+func (p *Predictor) prefillAttnMs(c Chunk) float64 {
+	if v, ok := p.prefill[c]; ok {
+		return v
+	}
+	v := p.attn.PrefillMs(c.NewTokens, c.PrefixTokens, p.heads, p.kvHeads)
+	if len(p.prefill) < 1<<20 {
+		p.prefill[c] = v
+	}
+	return v
+}
+
 // DeviceMs is the step's GPU time, milliseconds: layers × (dense work at
 // the padded token count + attention on the real requests), plus
 // embedding, final norm, LM head on the logits rows and the sampler.
@@ -180,18 +195,35 @@ func (p *Predictor) DeviceMs(b *Batch) float64 {
 	perLayer := p.layerDenseMs(t, b.Graph)
 	attn := p.decodeAttnMs(b.NumDecodes, b.DecodeCtxSum)
 	for _, c := range b.Prefills {
-		attn += p.attn.PrefillMs(c.NewTokens, c.PrefixTokens, p.heads, p.kvHeads)
+		attn += p.prefillAttnMs(c)
 	}
 	ms := float64(p.layers) * (perLayer + attn)
 	ms += memBoundMs(float64(t)*float64(m.HiddenSize)*2*2, bw) // embedding gather
 	ms += memBoundMs(float64(t)*float64(m.HiddenSize)*2*2, bw) // final norm
 	if rows := b.NumRequests; rows > 0 {
-		ms += p.gemm.Ms(rows, p.vocabN, m.HiddenSize)
-		if p.cfg.TP > 1 {
-			ms += p.comm.Ms("all_gather", "nccl", int64(rows)*int64(p.vocabN), p.cfg.Hardware.IntraNodeBW)
+		ms += p.headMs(rows)
+	}
+	return ms
+}
+
+// headMs is the LM head GEMM on rows logits rows (vocab-parallel under TP,
+// then an all-gather) plus the sampler (softmax/argmax over fp32 logits,
+// read twice), milliseconds, memoized by rows.
+func (p *Predictor) headMs(rows int) float64 {
+	if rows < len(p.head) && p.head[rows] > 0 {
+		return p.head[rows]
+	}
+	m := p.cfg.Model
+	ms := p.gemm.Ms(rows, p.vocabN, m.HiddenSize)
+	if p.cfg.TP > 1 {
+		ms += p.comm.Ms("all_gather", "nccl", int64(rows)*int64(p.vocabN), p.cfg.Hardware.IntraNodeBW)
+	}
+	ms += memBoundMs(float64(rows)*float64(m.VocabSize)*4*2, p.cfg.Hardware.MemBandwidth)
+	if rows < 1<<16 {
+		for len(p.head) <= rows {
+			p.head = append(p.head, 0)
 		}
-		// sampler: softmax/argmax over fp32 logits, read twice
-		ms += memBoundMs(float64(rows)*float64(m.VocabSize)*4*2, bw)
+		p.head[rows] = ms
 	}
 	return ms
 }

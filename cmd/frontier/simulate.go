@@ -55,7 +55,8 @@ prompts of 512 tokens in / 128 out, all sent at once (--request-rate inf).
 The deployment and workload come from --scenario FILE (see
 scenarios/README.md) and/or flags named as in 'vllm serve' and
 'vllm bench serve'; flags override the file.`,
-		Args: cobra.NoArgs,
+		// A stray argument is bad input (exit 2), like a bad flag.
+		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, f) },
 	}
 	fl := cmd.Flags()
@@ -283,8 +284,10 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 		w.Arrivals.Burstiness = f.burstiness
 	}
 	if set("max-concurrency") {
-		v := f.maxConcurrency
-		w.Arrivals.MaxConcurrency = &v
+		w.Arrivals.MaxConcurrency = nil // 0 = unlimited, as vllm bench serve
+		if v := f.maxConcurrency; v != 0 {
+			w.Arrivals.MaxConcurrency = &v
+		}
 	}
 	if set("seed") {
 		w.Seed = f.seed

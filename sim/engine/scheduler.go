@@ -205,6 +205,9 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 func (s *Scheduler) allocate(r *Request, n int, hit []int32) bool {
 	bs := s.cfg.BlockSize
 	total := r.NumComputed + len(hit)*bs + n
+	if len(hit) == 0 && total <= len(r.Blocks)*bs && r.NumTokens()/bs <= r.numHashed {
+		return true // fast path: fits the blocks held, no block newly full
+	}
 	need := (total+bs-1)/bs - len(r.Blocks) - len(hit)
 	if need < 0 {
 		need = 0
