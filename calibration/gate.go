@@ -56,6 +56,10 @@ type Row struct {
 	// Pass is RelErr ≤ Tolerance. It decides the cell only when Gated; on a
 	// reported row it is informational.
 	Pass bool `json:"pass"`
+	// Seeds > 1 when the cell ran with several seeds (gate --seeds N);
+	// SimMin and SimMax are then the simulated value's range over them.
+	Seeds          int     `json:"seeds,omitempty"`
+	SimMin, SimMax float64 `json:"-"`
 }
 
 // RelErr is the gate's relative error |sim − truth| / |truth|, a fraction.

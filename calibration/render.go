@@ -17,8 +17,12 @@ func RenderText(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "cell\tmetric\ttruth\tsim\trel_err\tverdict")
 	for _, r := range rows {
+		sim := formatValue(r.Sim)
+		if r.Seeds > 1 {
+			sim += fmt.Sprintf(" [%s–%s]", formatValue(r.SimMin), formatValue(r.SimMax))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Cell, r.Metric, formatValue(r.Truth), formatValue(r.Sim), formatPercent(r.RelErr), verdictLabel(r))
+			r.Cell, r.Metric, formatValue(r.Truth), sim, formatPercent(r.RelErr), verdictLabel(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("render gate table: %w", err)
@@ -64,7 +68,18 @@ func (r Row) MarshalJSON() ([]byte, error) {
 		RelErr *float64 `json:"rel_err"`
 		Gated  bool     `json:"gated"`
 		Pass   bool     `json:"pass"`
-	}{r.Cell, r.Metric, finiteOrNil(r.Truth), finiteOrNil(r.Sim), finiteOrNil(r.RelErr), r.Gated, r.Pass})
+		Seeds  int      `json:"seeds,omitempty"`
+		SimMin *float64 `json:"sim_min,omitempty"`
+		SimMax *float64 `json:"sim_max,omitempty"`
+	}{r.Cell, r.Metric, finiteOrNil(r.Truth), finiteOrNil(r.Sim), finiteOrNil(r.RelErr), r.Gated, r.Pass,
+		r.Seeds, spreadOrNil(r, r.SimMin), spreadOrNil(r, r.SimMax)})
+}
+
+func spreadOrNil(r Row, v float64) *float64 {
+	if r.Seeds < 2 {
+		return nil
+	}
+	return finiteOrNil(v)
 }
 
 func finiteOrNil(v float64) *float64 {

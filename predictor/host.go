@@ -19,6 +19,8 @@ type HostModel struct {
 	ProcessNs          float64 `json:"process_ns"`            // update_from_output + output processing fixed
 	ProcessPerReqNs    float64 `json:"process_per_req_ns"`    // per sampled request
 	GraphLaunchNs      float64 `json:"graph_launch_ns"`       // one CUDA-graph replay launch
+	StepGapNs          float64 `json:"step_gap_ns"`           // GPU idle per step (input copy, sampled-token copy back, sync)
+	LayerGapNs         float64 `json:"layer_gap_ns"`          // GPU idle per layer per step (kernel boundaries the isolated tables do not see)
 	KernelLaunchNs     float64 `json:"kernel_launch_ns"`      // one eager kernel launch
 	TokenizePerTokenNs float64 `json:"tokenize_per_token_ns"` // API server, per prompt token
 	RequestOverheadNs  float64 `json:"request_overhead_ns"`   // API server per request (HTTP, tokenizer call, engine hand-off)
@@ -31,7 +33,7 @@ func DefaultHost() HostModel {
 		ScheduleNs: 60e3, SchedulePerReqNs: 2e3,
 		PrepareNs: 120e3, PreparePerReqNs: 3e3, PreparePerTokenNs: 20,
 		SampleNs: 60e3, ProcessNs: 80e3, ProcessPerReqNs: 4e3,
-		GraphLaunchNs: 30e3, KernelLaunchNs: 5e3,
+		GraphLaunchNs: 30e3, KernelLaunchNs: 5e3, StepGapNs: 0, LayerGapNs: 0,
 		TokenizePerTokenNs: 200, RequestOverheadNs: 1.5e6, StreamPerTokenNs: 100e3,
 	}
 }

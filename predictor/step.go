@@ -241,22 +241,27 @@ func (p *Predictor) kernelsPerLayer() int {
 }
 
 // Step prices a step: device time, launch, host work and the wall time.
-// With async scheduling the host work of the next step overlaps this
-// step's device time (wall = max); without it they add up.
+// The GPU is busy for the kernels plus the runtime gaps the isolated
+// tables do not see (StepGapNs per step, LayerGapNs per layer); graph
+// steps add one graph launch, eager steps last at least their kernel
+// launches. With async scheduling the host work overlaps the GPU
+// (wall = max); without it they add up.
 func (p *Predictor) Step(b *Batch, async bool) StepTime {
 	dev := p.DeviceMs(b) * 1e6
 	h := p.cfg.Host
-	var launch float64
+	gaps := h.StepGapNs + float64(p.layers)*h.LayerGapNs
+	var launch, gpu float64
 	if b.Graph && !p.cfg.Eager {
 		launch = h.GraphLaunchNs
 		if len(b.Prefills) > 0 {
-			// piecewise graphs: one replay per layer piece, attention eager
-			launch = h.GraphLaunchNs + float64(p.layers)*2*h.KernelLaunchNs
+			// piecewise graphs: attention runs eagerly between the pieces
+			launch += float64(p.layers) * 2 * h.KernelLaunchNs
 		}
+		gpu = math.Max(dev+gaps+h.GraphLaunchNs, launch)
 	} else {
 		launch = float64(p.layers*p.kernelsPerLayer()+6) * h.KernelLaunchNs
+		gpu = math.Max(dev+gaps, launch)
 	}
-	gpu := math.Max(dev, launch)
 	host := h.HostNs(b)
 	var wall float64
 	if async {

@@ -15,6 +15,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -28,6 +29,8 @@ import grids  # noqa: E402
 import schema  # noqa: E402
 
 ALL_OPS = ["launch", "gemm", "attention", "moe", "ops", "comm"]
+HEADER_NOTE = ("operator tables measured by profiles/collect with PyTorch kernels (cuBLAS GEMM, torch SDPA "
+               "flash-attention 2, torch._grouped_mm MoE, Triton elementwise, NCCL), not vLLM's own kernels")
 SMI_FIELDS = ["index", "name", "driver_version", "pstate", "clocks.sm", "clocks.mem",
               "clocks.max.sm", "clocks.max.mem", "power.draw", "power.limit", "temperature.gpu"]
 
@@ -58,7 +61,10 @@ def build_parser():
     p.add_argument("--ops", default=",".join(ALL_OPS), help=f"subset of {ALL_OPS}")
     p.add_argument("--gemm-dtypes", default="bfloat16,fp8", help="bfloat16,fp8")
     p.add_argument("--no-aic-grid", action="store_true", help="skip the n,k in {4096,8192} grid points")
-    p.add_argument("--num-gpus", type=int, default=0, help="GPUs for collectives (default: all)")
+    p.add_argument("--num-gpus", type=int, default=0,
+                   help="GPUs for collectives (default: all; 1 only as a smoke test of the code path)")
+    p.add_argument("--comm-max-elems", type=int, default=grids.COMM_SIZES[-1],
+                   help="largest collective message, elements")
     p.add_argument("--budget-s", type=float, default=480.0, help="stop measuring after this many seconds")
     p.add_argument("--hardware", default="auto", help="hardware name for meta.yaml (default from GPU name)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="merge these output dirs into --out, no GPU")
@@ -85,7 +91,8 @@ def smi_query():
 def smi_topology():
     try:
         out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=30)
-        return out.stdout.strip().splitlines()[:12]
+        text = re.sub(r"\x1b\[[0-9;]*m", "", out.stdout)  # drop the terminal underline codes
+        return text.strip().splitlines()[:12]
     except Exception as ex:
         return [f"{type(ex).__name__}: {ex}"]
 
@@ -187,7 +194,7 @@ def run(args, log):
             section_s["gemm_fp8"] = time.monotonic() - t0
         if "comm" in ops:
             n = args.num_gpus or torch.cuda.device_count()
-            if n < 2:
+            if n < 2 and not args.num_gpus:
                 meta_run["comm"] = f"skipped: {torch.cuda.device_count()} GPU(s) on this machine"
                 log(meta_run["comm"])
             else:
@@ -195,7 +202,8 @@ def run(args, log):
 
                 t0 = time.monotonic()
                 budget = max(30.0, deadline - time.monotonic())
-                rows, skipped, nccl = measure_comm(n, grids.COMM_SIZES, grids.COMM_OPS, budget_s=budget)
+                rows, skipped, nccl = measure_comm(n, [x for x in grids.COMM_SIZES if x <= args.comm_max_elems],
+                                                      grids.COMM_OPS, budget_s=budget)
                 save("comm", rows)
                 meta_run["comm"] = {
                     "num_gpus": n, "nccl_version": nccl, "env": SAFE_ENV, "topology": smi_topology(),
@@ -227,7 +235,7 @@ def run(args, log):
             meta_run["implementation"] = ctx.notes
             meta_run["skipped"] = ctx.skipped[:200]
             meta_run["skipped_count"] = len(ctx.skipped)
-        header = {"hardware": hw, "gpu_name": gpu}
+        header = {"hardware": hw, "gpu_name": gpu, "notes": [HEADER_NOTE]}
         schema.write_meta(args.out, header, meta_run)
         log(f"done in {time.monotonic() - start:.1f}s: {counts}")
 

@@ -58,9 +58,9 @@ func Build(w *scenarios.Workload, resolve func(string) string) (*Plan, error) {
 	switch w.Dataset {
 	case "random":
 		reqs := randomDataset(w.Random, rng)
-		return planArrivals(reqs, &w.Arrivals, rng), nil
+		return planArrivals(reqs, &w.Arrivals, rng)
 	case "shared_prefix":
-		return sharedPrefix(w.SharedPrefix, &w.Arrivals, rng), nil
+		return sharedPrefix(w.SharedPrefix, &w.Arrivals, rng)
 	case "trace":
 		reqs, err := ReadTrace(resolve(w.Trace.Path))
 		if err != nil {
@@ -97,10 +97,14 @@ func lengthRange(n int, r float64) (int, int) {
 
 func uniqueKey(i int) uint64 { return 0xa076_1d64_78bd_642f ^ uint64(i+1)*0xe703_7ed1_a0b4_28db }
 
+// maxOffsetS is the latest send time, seconds, that the nanosecond clock
+// holds (about 292 years); later offsets would overflow int64.
+const maxOffsetS = math.MaxInt64 / 1e9
+
 // planArrivals spaces requests as `vllm bench serve` does: all at t = 0 for
 // rate inf, else gamma gaps with shape burstiness and mean 1/rate
 // (burstiness 1 = Poisson), the first request at t = 0.
-func planArrivals(reqs []Request, a *scenarios.Arrivals, rng *rand.Rand) *Plan {
+func planArrivals(reqs []Request, a *scenarios.Arrivals, rng *rand.Rand) (*Plan, error) {
 	if len(a.Stages) > 0 {
 		return stagePlan(reqs, a.Stages, rng)
 	}
@@ -109,20 +113,26 @@ func planArrivals(reqs []Request, a *scenarios.Arrivals, rng *rand.Rand) *Plan {
 		g := distuv.Gamma{Alpha: a.Burstiness, Beta: rate * a.Burstiness, Src: rng}
 		t := 0.0
 		for i := range reqs {
+			if !(t < maxOffsetS) {
+				return nil, fmt.Errorf("workload.arrivals.request_rate: %g requests/s sends request %d after %.3g s, beyond the simulated clock (%.3g s)", rate, i, t, maxOffsetS)
+			}
 			reqs[i].At = int64(t * 1e9)
 			t += g.Rand()
 		}
 	}
-	return &Plan{Stages: []Stage{{Requests: reqs}}}
+	return &Plan{Stages: []Stage{{Requests: reqs}}}, nil
 }
 
 // stagePlan cuts requests cyclically into inference-perf stages: stage k
 // sends rate·duration requests whose exponential gaps are rescaled to sum
 // to the duration (the first at the stage start).
-func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) *Plan {
+func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) (*Plan, error) {
 	plan := &Plan{}
 	id := 0
 	for k, st := range stages {
+		if !(st.DurationS < maxOffsetS) {
+			return nil, fmt.Errorf("workload.arrivals.stages[%d].duration_s: must be < %.3g s (the simulated clock), got %g", k, maxOffsetS, st.DurationS)
+		}
 		n := int(math.Round(st.Rate * st.DurationS))
 		gaps := make([]float64, n)
 		sum := 0.0
@@ -145,7 +155,7 @@ func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) *Plan {
 		}
 		plan.Stages = append(plan.Stages, Stage{Requests: reqs, IntervalNs: StageIntervalNs})
 	}
-	return plan
+	return plan, nil
 }
 
 // sharedPrefix builds inference-perf's shared_prefix prompts: num_groups ×
@@ -155,7 +165,7 @@ func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) *Plan {
 // the prefix cache in full. prompt_len, when given, is the measured prompt
 // length (system + question + template); the template tokens are counted
 // in the unique part.
-func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Rand) *Plan {
+func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Rand) (*Plan, error) {
 	n := p.NumGroups * p.NumPromptsPerGroup
 	promptLen := p.PromptLen
 	if promptLen == 0 {

@@ -1,0 +1,301 @@
+package calibration
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"frontier/predictor"
+	"frontier/scenarios"
+	"frontier/sim"
+)
+
+// GateOptions steer a gate run.
+type GateOptions struct {
+	// Host replaces every cell's host model (a calibration file's fit);
+	// nil = each scenario's own (its calibration key or the default).
+	Host *predictor.HostModel
+	// Seeds runs each cell with seeds s, s+1, …, s+Seeds−1 (s the
+	// scenario's seed); rows carry the first seed's value and the spread.
+	Seeds int
+	// Workers runs cells in parallel (0 = one per CPU).
+	Workers int
+	// Cells, when non-empty, keeps only runs whose name contains one of
+	// these strings.
+	Cells []string
+}
+
+// ScenarioFiles lists the *.yaml scenarios of dir, sorted.
+func ScenarioFiles(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no *.yaml scenarios in %s", dir)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Gate simulates every scenario with ground truth in files and compares
+// each cell (stage) with it. Rows come in file order; a scenario that
+// cannot run is an error naming it (other scenarios still run).
+func Gate(files []string, opt GateOptions) ([]Row, error) {
+	if len(opt.Cells) > 0 {
+		files = slices.DeleteFunc(slices.Clone(files), func(f string) bool {
+			for _, c := range opt.Cells {
+				if strings.Contains(filepath.Base(f), c) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	rows := make([][]Row, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, workers)
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rows[i], errs[i] = GateScenario(f, opt)
+		}()
+	}
+	wg.Wait()
+	var all []Row
+	var msgs []string
+	for i := range files {
+		all = append(all, rows[i]...)
+		if errs[i] != nil {
+			msgs = append(msgs, errs[i].Error())
+		}
+	}
+	if len(msgs) > 0 {
+		return all, fmt.Errorf("%s", strings.Join(msgs, "\n"))
+	}
+	return all, nil
+}
+
+// GateScenario runs one gate scenario and compares it with its ground truth.
+func GateScenario(path string, opt GateOptions) ([]Row, error) {
+	c, err := LoadCell(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.Evaluate(opt.Host, max(1, opt.Seeds))
+}
+
+// Cell is a gate scenario resolved once, with its ground truth, ready to
+// be simulated under different host models (the gate and the fit).
+type Cell struct {
+	Path     string
+	Name     string
+	Scenario *scenarios.Scenario
+	Setup    *sim.Setup
+	Run      *InferencePerfRun // inference-perf ground truth
+	Bench    *BenchServeResult // vllm-bench-serve ground truth
+	Stages   []int             // stage cells compared
+}
+
+// LoadCell reads and resolves a gate scenario and its ground truth.
+func LoadCell(path string) (*Cell, error) {
+	sc, err := scenarios.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if sc.GroundTruth == nil {
+		return nil, fmt.Errorf("%s: no ground_truth block", path)
+	}
+	c := &Cell{Path: path, Name: sc.Name, Scenario: sc}
+	if c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(path), ".yaml")
+	}
+	if c.Setup, err = sim.Resolve(sc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	gt := sc.Resolve(sc.GroundTruth.Path)
+	switch sc.GroundTruth.Format {
+	case "inference-perf":
+		if c.Run, err = ReadInferencePerf(gt); err != nil {
+			return nil, err
+		}
+		if c.Stages, err = selectStages(sc.GroundTruth.Stages, len(c.Run.Stages)); err != nil {
+			return nil, fmt.Errorf("%s: ground_truth.stages: %w", path, err)
+		}
+	case "vllm-bench-serve":
+		if c.Bench, err = ReadBenchServe(gt); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%s: ground_truth.format: must be inference-perf or vllm-bench-serve, got %q", path, sc.GroundTruth.Format)
+	}
+	return c, nil
+}
+
+// Evaluate simulates the cell with host (nil = the scenario's own) for
+// seeds seeds and returns its rows.
+func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
+	runs := make([]*sim.Result, max(1, seeds))
+	for k := range runs {
+		st := c.Setup
+		if k > 0 {
+			sc := *c.Scenario
+			sc.Workload.Seed += int64(k)
+			var err error
+			if st, err = sim.Resolve(&sc); err != nil {
+				return nil, err
+			}
+		}
+		res, err := simulate(st, host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Path, err)
+		}
+		runs[k] = res
+	}
+	if c.Bench != nil {
+		var per [][]Row
+		for _, res := range runs {
+			per = append(per, CompareBenchServe(c.Name, c.Bench, sim.Summarize(res.Requests, res.ITL, []float64{99})))
+		}
+		return withSpread(per), nil
+	}
+	var rows []Row
+	for _, k := range c.Stages {
+		var per [][]Row
+		for _, res := range runs {
+			per = append(per, CompareStage(CellName(c.Name, k), c.Run.Stages[k], c.Run.OutputLen, StageOf(res, k, c.Run.OutputLen)))
+		}
+		rows = append(rows, withSpread(per)...)
+	}
+	return rows, nil
+}
+
+func simulate(base *sim.Setup, host *predictor.HostModel) (*sim.Result, error) {
+	st := *base
+	if host != nil {
+		st.Host = *host
+		st.Pred.Host = *host
+	}
+	s, err := st.NewSim(sim.Options{})
+	if err != nil {
+		return nil, err
+	}
+	res := s.Run()
+	st.Finish(s, res)
+	return res, nil
+}
+
+// selectStages reads ground_truth.stages: "all" (or omitted) or a list of
+// stage indices.
+func selectStages(v any, n int) ([]int, error) {
+	switch x := v.(type) {
+	case nil:
+	case string:
+		if x != "all" {
+			return nil, fmt.Errorf(`must be "all" or a list of stage indices, got %q`, x)
+		}
+	case []any:
+		var out []int
+		for _, e := range x {
+			k, ok := e.(int)
+			if !ok || k < 0 || k >= n {
+				return nil, fmt.Errorf("stage %v: must be an index in [0, %d)", e, n)
+			}
+			out = append(out, k)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf(`must be "all" or a list of stage indices`)
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out, nil
+}
+
+// StageOf cuts a simulation's records of stage k into the gate's figures:
+// successful requests' TTFT and E2E (s), failures, and the window from the
+// stage's first send to its last finish or failure.
+func StageOf(res *sim.Result, k, outputLen int) SimStage {
+	var ttft, e2e []float64
+	failures := 0
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		if r.Stage != k {
+			continue
+		}
+		first = min(first, r.SendNs)
+		last = max(last, r.FinishNs)
+		if r.Failed {
+			failures++
+			continue
+		}
+		ttft = append(ttft, float64(r.TTFTNs())/1e9)
+		e2e = append(e2e, float64(r.E2ENs())/1e9)
+	}
+	window := 0.0
+	if last > first {
+		window = float64(last-first) / 1e9
+	}
+	return NewSimStage(ttft, e2e, failures, window, outputLen)
+}
+
+// CompareBenchServe compares a `vllm bench serve` result with the
+// simulated summary: completed requests and, for every latency family the
+// result carries, mean and median (gated) and p99 (reported), in seconds.
+func CompareBenchServe(cell string, truth *BenchServeResult, s sim.BenchSummary) []Row {
+	var rows []Row
+	add := func(metric string, t, v float64, gated bool) {
+		re := RelErr(v, t)
+		rows = append(rows, Row{Cell: cell, Metric: metric, Truth: t, Sim: v, RelErr: re, Gated: gated, Pass: withinTolerance(re)})
+	}
+	add("completed", float64(truth.Completed), float64(s.Completed), true)
+	for _, m := range []struct {
+		name string
+		lat  BenchLatencyMs
+	}{{"ttft", truth.TTFT}, {"tpot", truth.TPOT}, {"itl", truth.ITL}, {"e2el", truth.E2EL}} {
+		if !m.lat.Present {
+			continue
+		}
+		add(m.name+"_mean", m.lat.Mean/1e3, s.Latencies["mean_"+m.name+"_ms"]/1e3, true)
+		add(m.name+"_median", m.lat.Median/1e3, s.Latencies["median_"+m.name+"_ms"]/1e3, m.name != "itl")
+		add(m.name+"_p99", m.lat.P99/1e3, s.Latencies["p99_"+m.name+"_ms"]/1e3, false)
+	}
+	return rows
+}
+
+// withSpread keeps the first seed's rows and records the min and max of
+// the simulated value over all seeds.
+func withSpread(per [][]Row) []Row {
+	rows := per[0]
+	if len(per) < 2 {
+		return rows
+	}
+	for i := range rows {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range per {
+			lo, hi = math.Min(lo, p[i].Sim), math.Max(hi, p[i].Sim)
+		}
+		rows[i].SimMin, rows[i].SimMax = lo, hi
+		rows[i].Seeds = len(per)
+	}
+	return rows
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"frontier/calibration"
+	"frontier/predictor"
+)
+
+func newCalibrateCmd() *cobra.Command {
+	var (
+		cells, out string
+		train      []string
+		maxEvals   int
+	)
+	cmd := &cobra.Command{
+		Use:   "calibrate --train CELL... --out FILE",
+		Short: "Fit the host and front-end terms to training cells' ground truth",
+		Long: `Fit the host-overhead constants (calibration.FitParams: request_overhead_ns,
+step_gap_ns, layer_gap_ns, process_per_req_ns) by Nelder–Mead on the gated
+metrics of the training cells, and write a calibration file recording the
+cells it saw, the fitted values and the residuals. --train takes scenario
+files or substrings of scenario file names under --cells (for example
+--train llama-2-7b --train mixtral). Report held-out cells with
+'frontier gate --calibration FILE'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(train) == 0 {
+				return bad(fmt.Errorf("--train: give at least one training cell (scenario file or name substring)"))
+			}
+			if out == "" {
+				return bad(fmt.Errorf("--out: required (calibration JSON to write)"))
+			}
+			files, err := trainFiles(cells, train)
+			if err != nil {
+				return bad(err)
+			}
+			var cs []*calibration.Cell
+			for _, f := range files {
+				c, err := calibration.LoadCell(f)
+				if err != nil {
+					return bad(err)
+				}
+				cs = append(cs, c)
+			}
+			errw := cmd.ErrOrStderr()
+			fmt.Fprintf(errw, "calibrate: %d training scenarios\n", len(cs))
+			file, err := calibration.Fit(cs, calibration.FitOptions{
+				Start: predictor.DefaultHost(), MaxEvals: maxEvals, Workers: 2,
+				Log: func(f string, a ...any) { fmt.Fprintf(errw, f+"\n", a...) },
+			})
+			if err != nil {
+				return err
+			}
+			if err := file.Write(out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "objective %.5f after %d evaluations; fitted:\n", file.Objective, file.Evaluations)
+			for _, p := range calibration.FitParams {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-22s %12.1f ns\n", p.Name, file.Fitted[p.Name])
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cells, "cells", "scenarios/gate", "folder of gate scenarios")
+	fl.StringSliceVar(&train, "train", nil, "training cells: scenario files or file-name substrings (repeatable)")
+	fl.StringVar(&out, "out", "", "calibration file to write")
+	fl.IntVar(&maxEvals, "max-evals", 120, "objective evaluations (each simulates every training cell)")
+	return cmd
+}
+
+// trainFiles resolves --train values: existing files as given, otherwise
+// every scenario under dir whose name contains the value.
+func trainFiles(dir string, train []string) ([]string, error) {
+	all, err := calibration.ScenarioFiles(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--cells: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range train {
+		matched := false
+		if strings.HasSuffix(t, ".yaml") {
+			if !seen[t] {
+				out = append(out, t)
+				seen[t] = true
+			}
+			continue
+		}
+		for _, f := range all {
+			if strings.Contains(filepath.Base(f), t) {
+				matched = true
+				if !seen[f] {
+					out = append(out, f)
+					seen[f] = true
+				}
+			}
+		}
+		if !matched {
+			return nil, fmt.Errorf("--train %q: no scenario under %s matches", t, dir)
+		}
+	}
+	return out, nil
+}

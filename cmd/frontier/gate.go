@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"frontier/calibration"
+	"frontier/sim"
+)
+
+// errStrict is returned by `gate --strict` when a cell failed (exit 1).
+var errStrict = errors.New("gate: at least one cell FAILED (--strict)")
+
+func newGateCmd() *cobra.Command {
+	var (
+		cells, calib, format string
+		seeds, workers       int
+		strict               bool
+		only                 []string
+	)
+	cmd := &cobra.Command{
+		Use:   "gate",
+		Short: "Simulate every measured run and compare TTFT/TPOT/E2E with ground truth (docs GATE.md)",
+		Long: `Simulate every scenario with ground truth in --cells (default
+scenarios/gate/) and print, for each stage cell, the gated and reported
+metrics: truth, simulated, relative error and PASS/FAIL (or 'reported'),
+then 'N passed, M failed' counting cells. Exit 0 when it ran, whatever the
+verdicts; --strict exits 1 on any FAIL.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "text" && format != "json" {
+				return bad(fmt.Errorf("--format: must be text or json, got %q", format))
+			}
+			if seeds < 1 {
+				return bad(fmt.Errorf("--seeds: must be ≥ 1, got %d", seeds))
+			}
+			files, err := calibration.ScenarioFiles(cells)
+			if err != nil {
+				return bad(fmt.Errorf("--cells: %w", err))
+			}
+			opt := calibration.GateOptions{Seeds: seeds, Workers: workers, Cells: only}
+			if calib != "" {
+				h, err := sim.LoadHost(calib)
+				if err != nil {
+					return bad(fmt.Errorf("--calibration: %w", err))
+				}
+				opt.Host = &h
+			}
+			start := time.Now()
+			rows, err := calibration.Gate(files, opt)
+			if err != nil && len(rows) == 0 {
+				return bad(err)
+			}
+			out := cmd.OutOrStdout()
+			if format == "json" {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rows); err != nil {
+					return err
+				}
+			} else {
+				if err := calibration.RenderText(out, rows); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "gate: %d scenarios in %.1f s\n", len(files), time.Since(start).Seconds())
+			}
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "gate: some scenarios did not run:\n"+err.Error())
+			}
+			if _, failed := calibration.Verdicts(rows); strict && failed > 0 {
+				return errStrict
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cells, "cells", "scenarios/gate", "folder of gate scenarios (YAML with ground_truth)")
+	fl.StringVar(&calib, "calibration", "", "host-overhead calibration JSON for every cell (default: each scenario's own)")
+	fl.IntVar(&seeds, "seeds", 1, "run each cell with N seeds and report the spread")
+	fl.IntVar(&workers, "workers", 0, "cells simulated in parallel (0 = one per CPU)")
+	fl.StringVar(&format, "format", "text", "text | json")
+	fl.BoolVar(&strict, "strict", false, "exit 1 when any cell fails")
+	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")
+	return cmd
+}
+

@@ -1,0 +1,106 @@
+package workload
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadTracePrefixGroups(t *testing.T) {
+	reqs, err := ReadTrace("../../fixtures/traces/prefix_groups.csv")
+	require.NoError(t, err)
+	require.Len(t, reqs, 12)
+	for i, r := range reqs {
+		assert.Equal(t, i, r.ID, "ids follow arrival order")
+		assert.Zero(t, r.Stage)
+		if i > 0 {
+			assert.GreaterOrEqual(t, r.At, reqs[i-1].At, "sorted by arrival")
+		}
+	}
+	// rows in file order: 0.0 chat, 0.1 chat, 0.25 -, 0.9 -, 1.5 code, 2.0 code, 2.0 chat (stable) …
+	assert.Equal(t, []int64{0, 100e6, 250e6, 900e6, 1500e6, 2000e6, 2000e6, 3250e6, 4000e6, 4500e6, 5000e6, 6125e6},
+		func() (at []int64) {
+			for _, r := range reqs {
+				at = append(at, r.At)
+			}
+			return
+		}())
+	assert.Equal(t, 1100, reqs[5].PromptTokens, "equal arrivals keep file order")
+	assert.Equal(t, 530, reqs[6].PromptTokens)
+
+	chat, code := reqs[0].PrefixKey, reqs[4].PrefixKey
+	assert.NotZero(t, chat)
+	assert.NotZero(t, code)
+	assert.NotEqual(t, chat, code)
+	byGroup := map[uint64][]int{}
+	keys := map[uint64]bool{}
+	for _, r := range reqs {
+		keys[r.ContentKey] = true
+		if r.PrefixKey != 0 {
+			byGroup[r.PrefixKey] = append(byGroup[r.PrefixKey], r.PrefixTokens)
+		}
+	}
+	assert.Len(t, keys, 12, "every trace prompt is distinct beyond its prefix")
+	assert.Equal(t, []int{512, 512, 512, 512}, byGroup[chat])
+	assert.Equal(t, []int{1024, 1024, 1024, 0}, byGroup[code])
+	assert.Zero(t, reqs[2].PrefixKey, "ungrouped row")
+	assert.Zero(t, reqs[2].PrefixTokens)
+	assert.Equal(t, 300, reqs[2].PromptTokens)
+	assert.Equal(t, 16, reqs[2].OutputTokens)
+}
+
+func TestParseTraceColumnsAnyOrder(t *testing.T) {
+	reqs, err := parseTrace(strings.NewReader("output_tokens, prompt_tokens, arrival_s\n8, 100, 0.5\n"), "t.csv")
+	require.NoError(t, err)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, Request{ID: 0, At: 500e6, PromptTokens: 100, OutputTokens: 8, ContentKey: reqs[0].ContentKey}, reqs[0])
+}
+
+func TestParseTraceErrors(t *testing.T) {
+	const h = "arrival_s,prompt_tokens,output_tokens\n"
+	const hg = "arrival_s,prompt_tokens,output_tokens,prefix_group,prefix_tokens\n"
+	cases := []struct{ name, csv, want string }{
+		{"empty file", "", `trace t.csv: empty file (want a header row: arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])`},
+		{"header only", h, "trace t.csv: no requests"},
+		{"missing column", "arrival_s,prompt_tokens\n0,10\n", `trace t.csv: missing column "output_tokens"`},
+		{"bad arrival", h + "0,10,5\nsoon,10,5\n", `trace t.csv line 3: arrival_s: must be a number ≥ 0 seconds, got "soon"`},
+		{"negative arrival", h + "0,10,5\n1,10,5\n-1,10,5\n", `trace t.csv line 4: arrival_s: must be a number ≥ 0 seconds, got "-1"`},
+		{"nan arrival", h + "NaN,10,5\n", `trace t.csv line 2: arrival_s: must be a number ≥ 0 seconds, got "NaN"`},
+		{"overflowing arrival", h + "1e300,10,5\n", `trace t.csv line 2: arrival_s: must be a number ≥ 0 seconds, got "1e300"`},
+		{"bad prompt", h + "0,ten,5\n", `trace t.csv line 2: prompt_tokens: must be an integer ≥ 1, got "ten"`},
+		{"fractional prompt", h + "0,10.5,5\n", `trace t.csv line 2: prompt_tokens: must be an integer ≥ 1, got "10.5"`},
+		{"zero prompt", h + "0,0,5\n", `trace t.csv line 2: prompt_tokens: must be an integer ≥ 1, got "0"`},
+		{"negative output", h + "0,10,-5\n", `trace t.csv line 2: output_tokens: must be an integer ≥ 1, got "-5"`},
+		{"empty field", h + "0,,5\n", `trace t.csv line 2: prompt_tokens: must be an integer ≥ 1, got ""`},
+		{"missing field", h + "0,10,5\n1,10\n", `trace t.csv: record on line 3: wrong number of fields`},
+		{"prefix over prompt", hg + "0,10,5,g,11\n", `trace t.csv line 2: prefix_tokens: must be an integer in [0, prompt_tokens=10] when prefix_group is set, got "11"`},
+		{"prefix negative", hg + "0,10,5,g,-1\n", `trace t.csv line 2: prefix_tokens: must be an integer in [0, prompt_tokens=10] when prefix_group is set, got "-1"`},
+		{"group without prefix column", "arrival_s,prompt_tokens,output_tokens,prefix_group\n0,10,5,g\n", `trace t.csv line 2: prefix_tokens: must be an integer in [0, prompt_tokens=10] when prefix_group is set, got ""`},
+		{"line numbers count blank lines", h + "0,10,5\n\n\n1,x,5\n", `trace t.csv line 5: prompt_tokens: must be an integer ≥ 1, got "x"`},
+		{"bad quoting", h + "0,\"10,5\n", `trace t.csv: parse error on line 2`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() { _, err = parseTrace(strings.NewReader(c.csv), "t.csv") })
+			require.Error(t, err)
+			assert.True(t, strings.HasPrefix(err.Error(), c.want), "got  %q\nwant %q…", err.Error(), c.want)
+		})
+	}
+}
+
+func TestReadTraceFileErrors(t *testing.T) {
+	_, err := ReadTrace(filepath.Join(t.TempDir(), "missing.csv"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.True(t, strings.HasPrefix(err.Error(), "workload.trace.path: "), err.Error())
+
+	empty := filepath.Join(t.TempDir(), "empty.csv")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	_, err = ReadTrace(empty)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), empty+": empty file")
+}
