@@ -87,4 +87,3 @@ verdicts; --strict exits 1 on any FAIL.`,
 	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")
 	return cmd
 }
-
