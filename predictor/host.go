@@ -1,5 +1,10 @@
 package predictor
 
+import (
+	_ "embed"
+	"encoding/json"
+)
+
 // HostModel is the engine core's host (CPU) time per step, in named terms,
 // each linear in the step's batch: a fixed part plus per-request and
 // per-token parts. Units: ns, ns per request, ns per token.
@@ -55,3 +60,27 @@ func (h HostModel) FrontEndInNs(prompt int) int64 {
 // FrontEndOutNs is the delay between a token leaving the engine and the
 // client receiving it (detokenize, SSE), ns.
 func (h HostModel) FrontEndOutNs() int64 { return int64(h.StreamPerTokenNs) }
+
+//go:embed calibrated/h100-sxm.json
+var h100Calibration []byte
+
+// DefaultHostFor is the host model a deployment on hardware uses when its
+// scenario names no calibration file: the fit committed in
+// predictor/calibrated/h100-sxm.json (frontier calibrate on the Llama-2-7b
+// and Mixtral H100 runs, vLLM 0.1x). Host terms are the CPU and runtime of
+// vLLM, not the GPU, so the same fit serves H200 and H800 until a fit on
+// their own ground truth exists; the note says so.
+func DefaultHostFor(hardware string) (HostModel, string) {
+	h := DefaultHost()
+	var f struct {
+		Host *HostModel `json:"host"`
+	}
+	f.Host = &h
+	if err := json.Unmarshal(h100Calibration, &f); err != nil {
+		return DefaultHost(), "host model: embedded calibration unreadable; uncalibrated defaults"
+	}
+	if hardware == "h100-sxm" {
+		return h, ""
+	}
+	return h, "host model: the h100-sxm calibration (vLLM's CPU-side terms) also used for " + hardware
+}

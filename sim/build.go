@@ -91,7 +91,11 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 	if m.MaxPositionEmbeddings > 0 && eng.MaxModelLen > m.MaxPositionEmbeddings {
 		return nil, fmt.Errorf("deployment.max_model_len: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d in the model's config.json)", eng.MaxModelLen, m.MaxPositionEmbeddings)
 	}
-	st.Host = predictor.DefaultHost()
+	var hostNote string
+	st.Host, hostNote = predictor.DefaultHostFor(st.Hardware.Name)
+	if hostNote != "" {
+		st.Notes = append(st.Notes, hostNote)
+	}
 	if sc.Calibration != nil && *sc.Calibration != "" {
 		if st.Host, err = LoadHost(sc.Resolve(*sc.Calibration)); err != nil {
 			return nil, fmt.Errorf("calibration: %w", err)
