@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -87,4 +89,83 @@ func finiteOrNil(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// MedianGatedRelErr is the median relative error over the gated rows.
+func MedianGatedRelErr(rows []Row) float64 {
+	var errs []float64
+	for _, r := range rows {
+		if r.Gated {
+			errs = append(errs, r.RelErr)
+		}
+	}
+	sort.Float64s(errs)
+	return Percentile(errs, 50)
+}
+
+// RenderMarkdown writes the gate as a Markdown section: one table row per
+// cell with its gated metrics' relative errors and verdict, the reported
+// metrics, the counts, the median error, and which cells the calibration
+// saw (trainCells; those not listed are held out).
+func RenderMarkdown(w io.Writer, rows []Row, trainCells []string) error {
+	train := map[string]bool{}
+	for _, c := range trainCells {
+		train[c] = true
+	}
+	type cell struct {
+		name string
+		rows []Row
+	}
+	var cells []*cell
+	idx := map[string]*cell{}
+	for _, r := range rows {
+		c, ok := idx[r.Cell]
+		if !ok {
+			c = &cell{name: r.Cell}
+			idx[r.Cell] = c
+			cells = append(cells, c)
+		}
+		c.rows = append(c.rows, r)
+	}
+	passed, failed := Verdicts(rows)
+	fmt.Fprintf(w, "%d passed, %d failed (cells); median relative error over gated metrics %.1f %%.\n\n", passed, failed, 100*MedianGatedRelErr(rows))
+	fmt.Fprintln(w, "| cell | fit | verdict | gated: relative error (sim vs truth) | reported only |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+	for _, c := range cells {
+		run := strings.SplitN(c.name, "/", 2)[0]
+		role := "held out"
+		if train[run] {
+			role = "train"
+		}
+		ok, gated := true, false
+		var g, rep []string
+		for _, r := range c.rows {
+			s := fmt.Sprintf("%s %s", r.Metric, formatPercent(signedErr(r)))
+			if r.Gated {
+				gated = true
+				ok = ok && r.Pass
+				if !r.Pass {
+					s = "**" + s + "**"
+				}
+				g = append(g, s)
+			} else {
+				rep = append(rep, s)
+			}
+		}
+		verdict := "PASS"
+		if !ok || !gated {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", c.name, role, verdict, strings.Join(g, ", "), strings.Join(rep, ", "))
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// signedErr is (sim − truth) / truth, so the reader sees the direction.
+func signedErr(r Row) float64 {
+	if r.Truth == 0 {
+		return r.RelErr
+	}
+	return (r.Sim - r.Truth) / r.Truth
 }

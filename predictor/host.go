@@ -84,3 +84,7 @@ func DefaultHostFor(hardware string) (HostModel, string) {
 	}
 	return h, "host model: the h100-sxm calibration (vLLM's CPU-side terms) also used for " + hardware
 }
+
+// CalibrationJSON is the embedded default calibration file (h100-sxm), for
+// reports that say which cells the fit saw.
+func CalibrationJSON() []byte { return h100Calibration }

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"frontier/calibration"
+	"frontier/predictor"
 	"frontier/sim"
 )
 
@@ -32,8 +34,8 @@ then 'N passed, M failed' counting cells. Exit 0 when it ran, whatever the
 verdicts; --strict exits 1 on any FAIL.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "text" && format != "json" {
-				return bad(fmt.Errorf("--format: must be text or json, got %q", format))
+			if format != "text" && format != "json" && format != "markdown" {
+				return bad(fmt.Errorf("--format: must be text, json or markdown, got %q", format))
 			}
 			if seeds < 1 {
 				return bad(fmt.Errorf("--seeds: must be ≥ 1, got %d", seeds))
@@ -56,7 +58,11 @@ verdicts; --strict exits 1 on any FAIL.`,
 				return bad(err)
 			}
 			out := cmd.OutOrStdout()
-			if format == "json" {
+			if format == "markdown" {
+				if err := calibration.RenderMarkdown(out, rows, trainCells(calib)); err != nil {
+					return err
+				}
+			} else if format == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(rows); err != nil {
@@ -82,8 +88,24 @@ verdicts; --strict exits 1 on any FAIL.`,
 	fl.StringVar(&calib, "calibration", "", "host-overhead calibration JSON for every cell (default: each scenario's own)")
 	fl.IntVar(&seeds, "seeds", 1, "run each cell with N seeds and report the spread")
 	fl.IntVar(&workers, "workers", 0, "cells simulated in parallel (0 = one per CPU)")
-	fl.StringVar(&format, "format", "text", "text | json")
+	fl.StringVar(&format, "format", "text", "text | json | markdown")
 	fl.BoolVar(&strict, "strict", false, "exit 1 when any cell fails")
 	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")
 	return cmd
+}
+
+// trainCells names the cells the calibration in use was fitted on: the
+// --calibration file's, else the embedded default fit's.
+func trainCells(path string) []string {
+	data := predictor.CalibrationJSON()
+	if path != "" {
+		if b, err := os.ReadFile(path); err == nil {
+			data = b
+		}
+	}
+	var f struct {
+		TrainCells []string `json:"train_cells"`
+	}
+	_ = json.Unmarshal(data, &f)
+	return f.TrainCells
 }
