@@ -187,10 +187,9 @@ func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
 }
 
 func simulate(base *sim.Setup, host *predictor.HostModel) (*sim.Result, error) {
-	st := *base
+	st := base
 	if host != nil {
-		st.Host = *host
-		st.Pred.Host = *host
+		st = base.WithHost(*host)
 	}
 	s, err := st.NewSim(sim.Options{})
 	if err != nil {

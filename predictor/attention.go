@@ -90,7 +90,9 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 		}
 	}
 	build(t.ContextAttn, func(r profiles.AttnRow) int64 { return r.ISL }, a.prefill)
-	build(t.GenerationAttn, func(r profiles.AttnRow) int64 { return r.Step + 1 }, a.decode)
+	// Decode context = step + offset (aiconfigurator's step is the KV
+	// length minus one; our collector's is the KV length).
+	build(t.GenerationAttn, func(r profiles.AttnRow) int64 { return r.Step + int64(t.DecodeContextOffset) }, a.decode)
 	if len(a.prefill) == 0 || len(a.decode) == 0 {
 		return nil, fmt.Errorf("attention tables have no rows for head_dim %d with kv_cache_dtype %s", headDim, kvDtype)
 	}
@@ -151,7 +153,15 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 	if prefix > 0 {
 		isl = math.Sqrt(float64(q) * float64(q+2*prefix))
 	}
-	k, _, ok := choose(a.prefill, int64(h), int64(kv))
+	// Prefill attention is compute-bound: its cost follows the query
+	// heads, and GQA only shrinks the KV read. The multi-head row with the
+	// same query heads is used when present: the imported H200 GQA prefill
+	// rows imply up to 9.9 PFLOP/s (32/1 heads, isl 4096), ten times the
+	// chip's dense bf16 peak, so they cannot be taken as measured.
+	k, _, ok := choose(a.prefill, int64(h), int64(h))
+	if !ok {
+		k, _, ok = choose(a.prefill, int64(h), int64(kv))
+	}
 	scale := 1.0
 	if !ok {
 		k, _ = a.anyKV(a.prefill, int64(kv))

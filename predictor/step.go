@@ -22,17 +22,30 @@ type Config struct {
 	// MoEDistribution is the routing distribution priced: balanced (default)
 	// or a power_law_<alpha> present in the moe table.
 	MoEDistribution string
+	// DP is the data-parallel size. For MoE models the expert layers are
+	// sharded over all TP × DP ranks (vLLM FusedMoEParallelConfig): by TP
+	// (default) or by expert (ExpertParallel), and every MoE layer gathers
+	// the tokens of all DP ranks and scatters the results back.
+	DP             int
+	ExpertParallel bool
+	// All2AllBackend is VLLM_ALL2ALL_BACKEND: allgather_reducescatter
+	// (vLLM's default: an all-gather and a reduce-scatter of the tokens
+	// over the MoE group) or deepep / pplx (all-to-all dispatch and
+	// combine of the routed tokens).
+	All2AllBackend string
 }
 
 // Predictor prices engine steps for one Config. Not safe for concurrent
 // use (it memoizes); build one per engine.
 type Predictor struct {
-	cfg    Config
-	gemm   *Gemm
-	attn   *Attention
-	moe    *MoE
-	comm   *Comm
-	layers int // layers on this pipeline stage
+	cfg      Config
+	gemm     *Gemm
+	attn     *Attention
+	moe      *MoE
+	comm     *Comm
+	moeComm  *Comm // collectives over the MoE group (TP × DP ranks)
+	moeGroup int
+	layers   int // layers on this pipeline stage
 	// per-rank shapes
 	heads, kvHeads, qkvN, oK, upN, downK, vocabN int
 	// memos
@@ -57,6 +70,12 @@ func New(cfg Config) (*Predictor, error) {
 	if cfg.MoEDistribution == "" {
 		cfg.MoEDistribution = "balanced"
 	}
+	if cfg.DP < 1 {
+		cfg.DP = 1
+	}
+	if cfg.All2AllBackend == "" {
+		cfg.All2AllBackend = "allgather_reducescatter"
+	}
 	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{}}
 	var err error
 	if p.gemm, err = NewGemm(cfg.Tables.Gemm, cfg.Dtype); err != nil {
@@ -66,12 +85,16 @@ func New(cfg Config) (*Predictor, error) {
 		return nil, err
 	}
 	if m.IsMoE() {
-		tp := cfg.TP
-		if cfg.EP > 1 {
-			tp = 1
+		p.moeGroup = cfg.TP * cfg.DP
+		tp, ep := p.moeGroup, 1
+		if cfg.ExpertParallel {
+			tp, ep = 1, p.moeGroup
 		}
-		if p.moe, err = NewMoE(cfg.Tables.MoE, cfg.Dtype, m.HiddenSize, m.MoEIntermediateSize, m.NumExpertsPerToken, m.NumExperts, tp, cfg.EP, cfg.MoEDistribution); err != nil {
+		if p.moe, err = NewMoE(cfg.Tables.MoE, cfg.Dtype, m.HiddenSize, m.MoEIntermediateSize, m.NumExpertsPerToken, m.NumExperts, tp, ep, cfg.MoEDistribution); err != nil {
 			return nil, err
+		}
+		if cfg.DP > 1 {
+			p.moeComm = NewComm(cfg.Tables.Comm, p.moeGroup)
 		}
 		if p.moe.Note != "" {
 			p.Notes = append(p.Notes, p.moe.Note)
@@ -96,7 +119,11 @@ func (p *Predictor) Config() Config { return p.cfg }
 // Coverage sums lookups and extrapolations over every operator family.
 func (p *Predictor) Coverage() Coverage {
 	var c Coverage
-	for _, x := range []*Coverage{&p.gemm.Cov, &p.attn.Cov, &p.comm.Cov} {
+	covs := []*Coverage{&p.gemm.Cov, &p.attn.Cov, &p.comm.Cov}
+	if p.moeComm != nil {
+		covs = append(covs, &p.moeComm.Cov)
+	}
+	for _, x := range covs {
 		c.Lookups += x.Lookups
 		c.Extrapolated += x.Extrapolated
 		c.Examples = append(c.Examples, x.Examples...)
@@ -136,7 +163,8 @@ func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
 	ms += p.gemm.Ms(t, h, p.oK)
 	if m.IsMoE() {
 		ms += p.gemm.Ms(t, m.NumExperts, h) // router
-		ms += p.moe.Ms(t)
+		ms += p.moe.Ms(t * p.cfg.DP)        // every DP rank's tokens reach the experts
+		ms += p.dispatchMs(t)
 	} else {
 		ms += p.gemm.Ms(t, p.upN, h)
 		ms += memBoundMs(ft*float64(p.upN)*2*1.5, bw) // SiLU-and-mul: read 2I, write I
@@ -152,6 +180,36 @@ func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
 		(*memo)[t] = ms
 	}
 	return ms
+}
+
+// dispatchMs prices moving one MoE layer's tokens over the MoE group when
+// DP > 1 (t tokens per rank): all-gather then reduce-scatter of
+// t × DP × hidden elements (allgather_reducescatter), or all-to-all
+// dispatch and combine of t × top-k × hidden elements per rank (deepep,
+// pplx), from the NCCL tables for the group's GPU count.
+func (p *Predictor) dispatchMs(t int) float64 {
+	if p.moeComm == nil || t == 0 {
+		return 0
+	}
+	m := p.cfg.Model
+	bw := p.cfg.Hardware.IntraNodeBW
+	if p.cfg.All2AllBackend == "allgather_reducescatter" {
+		elems := int64(t) * int64(p.cfg.DP) * int64(m.HiddenSize)
+		return p.moeComm.Ms("all_gather", "nccl", elems, bw) + p.moeComm.Ms("reduce_scatter", "nccl", elems, bw)
+	}
+	elems := int64(t) * int64(m.NumExpertsPerToken) * int64(m.HiddenSize)
+	return 2 * p.moeComm.Ms("alltoall", "nccl", elems, bw)
+}
+
+// StageSendNs is the pipeline-parallel send of t tokens' hidden states to
+// the next stage: t × hidden × 2 bytes over NVLink plus the per-message
+// latency of the hardware spec, ns.
+func (p *Predictor) StageSendNs(t int) int64 {
+	if p.cfg.PP <= 1 {
+		return 0
+	}
+	bytes := float64(t) * float64(p.cfg.Model.HiddenSize) * 2
+	return int64(bytes/p.cfg.Hardware.IntraNodeBW*1e9 + p.cfg.Hardware.P2PLatencySec*1e9)
 }
 
 // decodeAttnMs memoizes decode attention by (requests, mean context

@@ -75,6 +75,13 @@ type Tables struct {
 	MoE            []MoERow
 	Comm           []CommRow
 	Ops            []OpRow
+	// DecodeContextOffset turns a GenerationAttn Step into the context
+	// length the decode attends to: context = Step + DecodeContextOffset.
+	// aiconfigurator's tables count step as context − 1 (their grid is
+	// 2^k − 1), so 1; the project's collector writes the context length
+	// itself (profiles/collect/README.md), so 0. Context attention's Step
+	// (the cached prefix) needs no offset.
+	DecodeContextOffset int64
 	// Notes records stated substitutions made while loading (for example
 	// "h800 uses h100-sxm compute tables"). Printed once by the CLI.
 	Notes []string

@@ -47,6 +47,11 @@ type tablesEntry struct {
 // newest NCCL collection; h800 shares h100-sxm's compute tables and says so in
 // Notes. Rows of every dtype are kept; consumers filter.
 //
+// Where our collector measured the hardware (MeasuredTables: h200-sxm), the
+// tables also carry its Ops rows, the elementwise operators aiconfigurator
+// lacks, and a Note saying so; GEMM, attention, MoE and collectives stay
+// aiconfigurator's.
+//
 // Tables are loaded once per hardware and shared: callers must not modify them.
 func DefaultTables(hardware string) (*Tables, error) {
 	name, ok := canonicalHardware(hardware)
@@ -84,6 +89,14 @@ func loadDefaultTables(name string) (*Tables, error) {
 		return nil, err
 	}
 	t.Hardware = name
+	ops, note, err := withMeasuredOps(name)
+	if err != nil {
+		return nil, err
+	}
+	t.Ops = ops
+	if note != "" {
+		t.Notes = append(t.Notes, note)
+	}
 	return t, nil
 }
 
@@ -200,6 +213,7 @@ func loadAIConfigurator(fsys fs.FS, root, display string) (*Tables, error) {
 	if found == 0 {
 		return nil, fmt.Errorf("load tables %s: no aiconfigurator table found (want gemm/vllm/<version>/gemm_perf.parquet ...)", display)
 	}
+	t.DecodeContextOffset = 1 // aiconfigurator's decode step is context − 1
 	if err := readMeta(fsys, path.Join(root, "meta.yaml"), path.Join(display, "meta.yaml"), t); err != nil {
 		return nil, err
 	}
@@ -323,6 +337,10 @@ func loadFlat(fsys fs.FS, display string) (*Tables, error) {
 type tablesMeta struct {
 	Hardware string   `yaml:"hardware"` // hardware name, e.g. h200-sxm
 	Notes    []string `yaml:"notes"`    // optional remarks, appended to Tables.Notes
+	// DecodeContextOffset is Tables.DecodeContextOffset when the decode
+	// steps are not the context length (WriteTables of aiconfigurator rows
+	// writes 1); absent means the collector's convention, 0.
+	DecodeContextOffset *int64 `yaml:"decode_context_offset,omitempty"`
 }
 
 // readMeta applies an optional meta.yaml to t.
@@ -340,6 +358,12 @@ func readMeta(fsys fs.FS, name, show string, t *Tables) error {
 	}
 	if m.Hardware != "" {
 		t.Hardware = m.Hardware
+	}
+	if m.DecodeContextOffset != nil {
+		if o := *m.DecodeContextOffset; o != 0 && o != 1 {
+			return fmt.Errorf("load tables %s: decode_context_offset: want 0 (step = context) or 1 (step = context - 1), got %d", show, o)
+		}
+		t.DecodeContextOffset = *m.DecodeContextOffset
 	}
 	t.Notes = append(t.Notes, m.Notes...)
 	return nil

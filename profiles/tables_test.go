@@ -16,14 +16,15 @@ import (
 // newest NCCL folder, 2.29.2 (504 rows) on both machines.
 func TestDefaultTablesRowCounts(t *testing.T) {
 	tests := []struct {
-		hardware                             string
-		gemm, context, generation, moe, comm int
-		measuredOn                           string
+		hardware                                  string
+		gemm, context, generation, moe, comm, ops int
+		measuredOn                                string
 	}{
-		{"h100-sxm", 26040, 10914, 10870, 37762, 642, "h100-sxm"},
-		{"H100", 26040, 10914, 10870, 37762, 642, "h100-sxm"},
-		{"h200-sxm", 101004, 49952, 54347, 48195, 642, "h200-sxm"},
-		{"h800", 26040, 10914, 10870, 37762, 0, "h100-sxm"},
+		{"h100-sxm", 26040, 10914, 10870, 37762, 642, 0, "h100-sxm"},
+		{"H100", 26040, 10914, 10870, 37762, 642, 0, "h100-sxm"},
+		// h200-sxm: plus our collector's 198 ops rows (profiles/measured/h200-sxm).
+		{"h200-sxm", 101004, 49952, 54347, 48195, 642, 198, "h200-sxm"},
+		{"h800", 26040, 10914, 10870, 37762, 0, 0, "h100-sxm"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.hardware, func(t *testing.T) {
@@ -35,7 +36,8 @@ func TestDefaultTablesRowCounts(t *testing.T) {
 			assert.Len(t, tb.GenerationAttn, tc.generation)
 			assert.Len(t, tb.MoE, tc.moe)
 			assert.Len(t, tb.Comm, tc.comm)
-			assert.Empty(t, tb.Ops, "aiconfigurator has no elementwise ops table")
+			assert.Len(t, tb.Ops, tc.ops, "aiconfigurator has no elementwise ops table; h200-sxm's are measured")
+			assert.Equal(t, int64(1), tb.DecodeContextOffset, "aiconfigurator's decode step is context - 1")
 		})
 	}
 }

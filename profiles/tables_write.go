@@ -12,9 +12,9 @@ import (
 
 // WriteTables writes t to dir in the project's flat CSV layout (one
 // <table>_perf.csv per table, header included even when empty, and meta.yaml
-// with the hardware and notes), the layout LoadTables reads back. dir is
-// created if needed; existing files of those names are replaced. Latencies
-// are written in milliseconds with full float64 precision.
+// with the hardware, notes and any decode step offset), the layout LoadTables
+// reads back. dir is created if needed; existing files of those names are
+// replaced. Latencies are written in milliseconds with full float64 precision.
 func WriteTables(dir string, t *Tables) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write tables %s: %w", dir, err)
@@ -64,7 +64,11 @@ func WriteTables(dir string, t *Tables) error {
 			return fmt.Errorf("write tables %s: %w", p, err)
 		}
 	}
-	meta, err := yaml.Marshal(tablesMeta{Hardware: t.Hardware, Notes: t.Notes})
+	m := tablesMeta{Hardware: t.Hardware, Notes: t.Notes}
+	if t.DecodeContextOffset != 0 {
+		m.DecodeContextOffset = &t.DecodeContextOffset
+	}
+	meta, err := yaml.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("write tables %s: %w", dir, err)
 	}

@@ -20,6 +20,11 @@ type Scenario struct {
 	Profiles    *string `yaml:"profiles"`    // table folder; nil = default set for the hardware
 	Calibration *string `yaml:"calibration"` // host-overhead fit file; nil = default
 
+	// Router is how requests are spread over engines (DP ranks, or the
+	// instances of a disaggregated pool): least_loaded (default; vLLM's DP
+	// front end balances by queue lengths) or round_robin.
+	Router string `yaml:"router"`
+
 	Deployment     *Deployment     `yaml:"deployment"`
 	Disaggregation *Disaggregation `yaml:"disaggregation"`
 	Workload       Workload        `yaml:"workload"`
@@ -54,6 +59,13 @@ type Deployment struct {
 	// AsyncScheduling mirrors --async-scheduling / --no-async-scheduling
 	// (nil = on, vLLM's default since about 0.12).
 	AsyncScheduling *bool `yaml:"async_scheduling"`
+	// All2AllBackend is VLLM_ALL2ALL_BACKEND for MoE dispatch/combine:
+	// allgather_reducescatter (default) | deepep | pplx.
+	All2AllBackend string `yaml:"all2all_backend"`
+	// MoEDistribution is the expert routing priced: balanced (default),
+	// power_law_1.01 or power_law_1.2 (skewed; the slowest rank sets the
+	// layer time), as in the MoE tables.
+	MoEDistribution string `yaml:"moe_distribution"`
 }
 
 // Disaggregation is a prefill/decode disaggregated deployment.
@@ -66,6 +78,7 @@ type Disaggregation struct {
 // Pool is a set of identical instances of one deployment.
 type Pool struct {
 	Instances  int        `yaml:"instances"`
+	Hardware   string     `yaml:"hardware"` // "" = the scenario's hardware
 	Deployment Deployment `yaml:"deployment"`
 }
 

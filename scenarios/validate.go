@@ -22,6 +22,9 @@ func (s *Scenario) Validate() error {
 	if s.Hardware == "" {
 		return errors.New("hardware: required (h100-sxm | h200-sxm | h800)")
 	}
+	if s.Router != "" && s.Router != "least_loaded" && s.Router != "round_robin" {
+		return fmt.Errorf("router: must be least_loaded or round_robin, got %q", s.Router)
+	}
 	switch {
 	case s.Deployment == nil && s.Disaggregation == nil:
 		return errors.New("deployment: required (or disaggregation)")
@@ -108,6 +111,12 @@ func (d *Deployment) Validate(path string) error {
 	}
 	if d.NumGPUBlocksOverride != nil && *d.NumGPUBlocksOverride < 1 {
 		return fmt.Errorf("%s: must be ≥ 1 or null, got %d", k("num_gpu_blocks_override"), *d.NumGPUBlocksOverride)
+	}
+	if d.All2AllBackend != "" && !contains([]string{"allgather_reducescatter", "deepep", "pplx"}, d.All2AllBackend) {
+		return fmt.Errorf("%s: must be allgather_reducescatter, deepep or pplx, got %q", k("all2all_backend"), d.All2AllBackend)
+	}
+	if d.MoEDistribution != "" && !contains([]string{"balanced", "power_law_1.01", "power_law_1.2"}, d.MoEDistribution) {
+		return fmt.Errorf("%s: must be balanced, power_law_1.01 or power_law_1.2, got %q", k("moe_distribution"), d.MoEDistribution)
 	}
 	for i, c := range d.CUDAGraphSizes {
 		if c < 1 {

@@ -14,56 +14,167 @@ import (
 	"frontier/sim/workload"
 )
 
-// Setup is everything resolved from a scenario before the run: the
-// model, the hardware, the engine configuration vLLM would use and its
-// memory plan.
+// Deployment is one resolved vLLM deployment: what every engine core of a
+// pool runs, with vLLM's defaults applied and its memory plan.
+type Deployment struct {
+	Pool      string // "" (co-located) | prefill | decode
+	Instances int    // instances of the deployment in the pool (1 co-located)
+	Model     profiles.ModelSpec
+	Hardware  profiles.Hardware
+	Tables    *profiles.Tables
+	Engine    engine.Config
+	Capture   []int // CUDA-graph capture sizes (nil = eager)
+	Memory    predictor.MemoryPlan
+	Pred      predictor.Config
+	Async     bool
+	PP, DP    int
+	// Lockstep: the DP engines step together (MoE with DP > 1).
+	Lockstep bool
+}
+
+// GPUs is the GPU count of one instance (TP × PP × DP).
+func (d *Deployment) GPUs() int { return d.Pred.TP * d.PP * d.DP }
+
+// Disagg is the KV transfer of a disaggregated deployment.
+type Disagg struct {
+	BandwidthBytes float64 // link bandwidth, bytes/s, per prefill rank
+	LatencyNs      int64   // per message (one message per layer)
+}
+
+// Setup is everything resolved from a scenario before the run.
 type Setup struct {
-	Model    profiles.ModelSpec
-	Hardware profiles.Hardware
-	Tables   *profiles.Tables
-	Engine   engine.Config
-	Capture  []int // CUDA-graph capture sizes (nil = eager)
-	Memory   predictor.MemoryPlan
-	Host     predictor.HostModel
-	Pred     predictor.Config
-	Async    bool
-	Plan     *workload.Plan
-	Client   ClientConfig
-	Notes    []string // stated substitutions, printed once
+	// The primary deployment (co-located, or the decode pool): what the
+	// summary reports.
+	*Deployment
+	Pools  []*Deployment // co-located: one; disaggregated: prefill, decode
+	Disagg *Disagg
+	Router string
+	Host   predictor.HostModel
+	Plan   *workload.Plan
+	Client ClientConfig
+	Notes  []string // stated substitutions, printed once
 }
 
 // Resolve turns a validated scenario into a Setup, applying vLLM's
 // defaults and refusing deployments vLLM would refuse (with its reason).
 func Resolve(sc *scenarios.Scenario) (*Setup, error) {
-	if sc.Disaggregation != nil {
-		return nil, fmt.Errorf("disaggregation: prefill/decode disaggregation is not simulated yet")
+	st := &Setup{Router: sc.Router}
+	if st.Router == "" {
+		st.Router = "least_loaded"
 	}
-	d := sc.Deployment
-	st := &Setup{Async: d.Async()}
-	var err error
-	if st.Hardware, err = profiles.LookupHardware(sc.Hardware); err != nil {
+	hwName := sc.Hardware
+	hw, err := profiles.LookupHardware(hwName)
+	if err != nil {
 		return nil, fmt.Errorf("hardware: %w", err)
 	}
-	if st.Model, err = profiles.LoadModel(resolveModel(sc, d.Model)); err != nil {
-		return nil, fmt.Errorf("deployment.model: %w", err)
+	var hostNote string
+	st.Host, hostNote = predictor.DefaultHostFor(hw.Name)
+	if hostNote != "" {
+		st.Notes = append(st.Notes, hostNote)
+	}
+	if sc.Calibration != nil && *sc.Calibration != "" {
+		if st.Host, err = LoadHost(sc.Resolve(*sc.Calibration)); err != nil {
+			return nil, fmt.Errorf("calibration: %w", err)
+		}
+	}
+	if sc.Deployment != nil {
+		d, err := st.resolveDeployment(sc, sc.Deployment, "deployment", hw.Name)
+		if err != nil {
+			return nil, err
+		}
+		st.Pools = []*Deployment{d}
+	} else {
+		g := sc.Disaggregation
+		for _, p := range []struct {
+			name string
+			pool *scenarios.Pool
+		}{{"prefill", &g.Prefill}, {"decode", &g.Decode}} {
+			h := hwName
+			if p.pool.Hardware != "" {
+				h = p.pool.Hardware
+			}
+			d, err := st.resolveDeployment(sc, &p.pool.Deployment, "disaggregation."+p.name+".deployment", h)
+			if err != nil {
+				return nil, err
+			}
+			if d.DP > 1 {
+				return nil, fmt.Errorf("disaggregation.%s.deployment.data_parallel_size: use instances for replicas in a disaggregated pool (data_parallel_size > 1 inside a pool is not simulated)", p.name)
+			}
+			d.Pool, d.Instances = p.name, p.pool.Instances
+			st.Pools = append(st.Pools, d)
+		}
+		if st.Pools[0].Model.ID != st.Pools[1].Model.ID {
+			return nil, fmt.Errorf("disaggregation: prefill and decode must serve the same model (got %s and %s)", st.Pools[0].Model.ID, st.Pools[1].Model.ID)
+		}
+		st.Disagg = kvLink(g.KVTransfer, st.Pools[0], st.Pools[1])
+	}
+	st.Deployment = st.Pools[len(st.Pools)-1]
+	if st.Plan, err = workload.Build(&sc.Workload, sc.Resolve); err != nil {
+		return nil, err
+	}
+	if err := checkLengths(st.Plan, st.Engine.MaxModelLen); err != nil {
+		return nil, err
+	}
+	a := sc.Workload.Arrivals
+	if a.MaxConcurrency != nil {
+		st.Client.MaxConcurrency = *a.MaxConcurrency
+	}
+	if a.TimeoutS != nil {
+		st.Client.TimeoutNs = int64(math.Round(*a.TimeoutS * 1e9))
+	}
+	st.Notes = dedupe(st.Notes)
+	return st, nil
+}
+
+// kvLink prices the KV connector: the scenario's kv_transfer, else NVLink
+// when both instances fit in one node, else the network (hardware spec).
+func kvLink(t *scenarios.KVTransfer, p, d *Deployment) *Disagg {
+	if t != nil {
+		return &Disagg{BandwidthBytes: t.BandwidthGbps * 1e9, LatencyNs: int64(t.LatencyMs * 1e6)}
+	}
+	hw := p.Hardware
+	if p.GPUs()*p.Instances+d.GPUs()*d.Instances <= hw.GPUsPerNode {
+		return &Disagg{BandwidthBytes: hw.IntraNodeBW, LatencyNs: int64(hw.P2PLatencySec * 1e9)}
+	}
+	return &Disagg{BandwidthBytes: hw.InterNodeBW, LatencyNs: int64(hw.P2PLatencySec * 1e9)}
+}
+
+func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployment, path, hwName string) (*Deployment, error) {
+	out := &Deployment{Async: d.Async(), PP: d.PipelineParallelSize, DP: d.DataParallelSize, Instances: 1}
+	var err error
+	if out.Hardware, err = profiles.LookupHardware(hwName); err != nil {
+		return nil, fmt.Errorf("hardware: %w", err)
+	}
+	if out.Model, err = profiles.LoadModel(resolveModel(sc, d.Model)); err != nil {
+		return nil, fmt.Errorf("%s.model: %w", path, err)
 	}
 	if sc.Profiles != nil && *sc.Profiles != "" {
-		st.Tables, err = profiles.LoadTables(sc.Resolve(*sc.Profiles))
+		out.Tables, err = profiles.LoadTables(sc.Resolve(*sc.Profiles))
 	} else {
-		st.Tables, err = profiles.DefaultTables(st.Hardware.Name)
+		out.Tables, err = profiles.DefaultTables(out.Hardware.Name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("profiles: %w", err)
 	}
-	st.Notes = append(st.Notes, st.Tables.Notes...)
-	m := st.Model
-	if d.PipelineParallelSize > 1 || d.DataParallelSize > 1 || d.EnableExpertParallel {
-		return nil, fmt.Errorf("deployment: pipeline_parallel_size, data_parallel_size and enable_expert_parallel are not simulated yet (tensor_parallel_size is)")
+	st.Notes = append(st.Notes, out.Tables.Notes...)
+	m := out.Model
+	tp := d.TensorParallelSize
+	if m.NumHeads%tp != 0 {
+		return nil, fmt.Errorf("%s.tensor_parallel_size: Total number of attention heads (%d) must be divisible by tensor parallel size (%d)", path, m.NumHeads, tp)
 	}
-	if m.NumHeads%d.TensorParallelSize != 0 {
-		return nil, fmt.Errorf("deployment.tensor_parallel_size: Total number of attention heads (%d) must be divisible by tensor parallel size (%d)", m.NumHeads, d.TensorParallelSize)
+	if m.NumLayers < out.PP {
+		return nil, fmt.Errorf("%s.pipeline_parallel_size: %d stages for %d layers", path, out.PP, m.NumLayers)
 	}
-	dtype, note, err := tableDtype(d.Dtype, m)
+	if g := tp * out.PP; g > out.Hardware.GPUsPerNode {
+		return nil, fmt.Errorf("%s: tensor_parallel_size × pipeline_parallel_size = %d GPUs exceeds one %s node (%d GPUs); multi-node engines are not simulated", path, g, out.Hardware.Name, out.Hardware.GPUsPerNode)
+	}
+	if d.EnableExpertParallel && !m.IsMoE() {
+		return nil, fmt.Errorf("%s.enable_expert_parallel: %s has no experts", path, m.ID)
+	}
+	if m.IsMoE() && d.EnableExpertParallel && m.NumExperts%(tp*out.DP) != 0 {
+		return nil, fmt.Errorf("%s.enable_expert_parallel: %d experts do not divide over %d ranks (TP × DP)", path, m.NumExperts, tp*out.DP)
+	}
+	dtype, note, err := tableDtype(d.Dtype, m, path)
 	if err != nil {
 		return nil, err
 	}
@@ -89,45 +200,32 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		eng.MaxModelLen = m.MaxPositionEmbeddings
 	}
 	if m.MaxPositionEmbeddings > 0 && eng.MaxModelLen > m.MaxPositionEmbeddings {
-		return nil, fmt.Errorf("deployment.max_model_len: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d in the model's config.json)", eng.MaxModelLen, m.MaxPositionEmbeddings)
+		return nil, fmt.Errorf("%s.max_model_len: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d in the model's config.json)", path, eng.MaxModelLen, m.MaxPositionEmbeddings)
 	}
-	var hostNote string
-	st.Host, hostNote = predictor.DefaultHostFor(st.Hardware.Name)
-	if hostNote != "" {
-		st.Notes = append(st.Notes, hostNote)
+	if eng.MaxNumBatchedTokens < eng.MaxNumSeqs {
+		return nil, fmt.Errorf("%s: max_num_batched_tokens (%d) must be greater than or equal to max_num_seqs (%d) (vLLM SchedulerConfig)", path, eng.MaxNumBatchedTokens, eng.MaxNumSeqs)
 	}
-	if sc.Calibration != nil && *sc.Calibration != "" {
-		if st.Host, err = LoadHost(sc.Resolve(*sc.Calibration)); err != nil {
-			return nil, fmt.Errorf("calibration: %w", err)
-		}
-	}
-	st.Pred = predictor.Config{
-		Model: m, Hardware: st.Hardware, Tables: st.Tables, TP: d.TensorParallelSize, PP: 1, EP: 1,
+	out.Pred = predictor.Config{
+		Model: m, Hardware: out.Hardware, Tables: out.Tables, TP: tp, PP: out.PP, EP: 1, DP: out.DP,
+		ExpertParallel: d.EnableExpertParallel, All2AllBackend: d.All2AllBackend, MoEDistribution: d.MoEDistribution,
 		Dtype: dtype, KVDtype: kv, Eager: d.EnforceEager, Host: st.Host,
 	}
-	st.Memory, err = predictor.PlanMemory(st.Pred, d.GPUMemoryUtilization, eng.MaxNumBatchedTokens, eng.BlockSize, eng.MaxModelLen, d.NumGPUBlocksOverride)
+	out.Memory, err = predictor.PlanMemory(out.Pred, d.GPUMemoryUtilization, eng.MaxNumBatchedTokens, eng.BlockSize, eng.MaxModelLen, d.NumGPUBlocksOverride)
 	if err != nil {
-		return nil, fmt.Errorf("deployment does not start: %w", err)
+		return nil, fmt.Errorf("%s does not start: %w", path, err)
 	}
-	eng.NumBlocks = st.Memory.NumBlocks
-	st.Engine = eng
+	eng.NumBlocks = out.Memory.NumBlocks
+	out.Engine = eng
 	if !d.EnforceEager {
-		st.Capture = engine.CaptureSizes(eng.MaxNumSeqs, eng.MaxNumBatchedTokens, d.CUDAGraphSizes)
+		out.Capture = engine.CaptureSizes(eng.MaxNumSeqs, eng.MaxNumBatchedTokens, d.CUDAGraphSizes)
 	}
-	if st.Plan, err = workload.Build(&sc.Workload, sc.Resolve); err != nil {
-		return nil, err
+	out.Lockstep = m.IsMoE() && out.DP > 1
+	if out.PP > 1 && out.Async {
+		// vLLM runs PP with its batch queue (max_concurrent_batches = PP).
+		out.Async = false
+		st.Notes = append(st.Notes, fmt.Sprintf("%s: pipeline_parallel_size %d keeps %d batches in flight (batch queue); async scheduling does not apply", path, out.PP, out.PP))
 	}
-	if err := checkLengths(st.Plan, eng.MaxModelLen); err != nil {
-		return nil, err
-	}
-	a := sc.Workload.Arrivals
-	if a.MaxConcurrency != nil {
-		st.Client.MaxConcurrency = *a.MaxConcurrency
-	}
-	if a.TimeoutS != nil {
-		st.Client.TimeoutNs = int64(math.Round(*a.TimeoutS * 1e9))
-	}
-	return st, nil
+	return out, nil
 }
 
 // resolveModel treats a model that names an existing relative path as
@@ -144,7 +242,7 @@ func resolveModel(sc *scenarios.Scenario, model string) string {
 // tableDtype maps --dtype to the tables' dtype. fp16 is priced from bf16
 // tables: the same tensor-core rate and bytes on H100/H200 (a stated
 // equivalence, noted once).
-func tableDtype(flag string, m profiles.ModelSpec) (string, string, error) {
+func tableDtype(flag string, m profiles.ModelSpec, path string) (string, string, error) {
 	d := flag
 	if d == "auto" {
 		d = m.TorchDtype
@@ -161,7 +259,7 @@ func tableDtype(flag string, m profiles.ModelSpec) (string, string, error) {
 	case "float16", "half":
 		return "bfloat16", "dtype float16: priced from bfloat16 tables (same tensor-core rate and bytes on H100/H200)", nil
 	}
-	return "", "", fmt.Errorf("deployment.dtype: no operator tables for %q (priced: bfloat16, float16)", d)
+	return "", "", fmt.Errorf("%s.dtype: no operator tables for %q (priced: bfloat16, float16)", path, d)
 }
 
 // checkLengths refuses requests vLLM's API server would reject: prompt
@@ -197,6 +295,22 @@ func LoadHost(path string) (predictor.HostModel, error) {
 	return h, nil
 }
 
+// WithHost returns a copy of the setup whose every deployment uses host.
+func (st *Setup) WithHost(h predictor.HostModel) *Setup {
+	c := *st
+	c.Host = h
+	c.Pools = make([]*Deployment, len(st.Pools))
+	for i, d := range st.Pools {
+		dc := *d
+		dc.Pred.Host = h
+		c.Pools[i] = &dc
+		if d == st.Deployment {
+			c.Deployment = &dc
+		}
+	}
+	return &c
+}
+
 // Build resolves a scenario and assembles its simulation.
 func Build(sc *scenarios.Scenario, opt Options) (*Sim, *Setup, error) {
 	st, err := Resolve(sc)
@@ -205,16 +319,6 @@ func Build(sc *scenarios.Scenario, opt Options) (*Sim, *Setup, error) {
 	}
 	s, err := st.NewSim(opt)
 	return s, st, err
-}
-
-// NewSim assembles a fresh simulation of the setup (engines start empty).
-func (st *Setup) NewSim(opt Options) (*Sim, error) {
-	pred, err := predictor.New(st.Pred)
-	if err != nil {
-		return nil, err
-	}
-	core := &Core{ID: 0, Sched: engine.NewScheduler(st.Engine), Pred: pred, Pad: engine.NewPadTable(st.Capture), Async: st.Async}
-	return New(st.Plan, []*Core{core}, LeastLoaded{}, st.Host, st.Client, opt), nil
 }
 
 // Finish attaches the setup's memory plan, coverage and notes to a result.
@@ -232,4 +336,18 @@ func (st *Setup) Finish(s *Sim, res *Result) {
 		res.Coverage.Examples = append(res.Coverage.Examples, cov.Examples...)
 		res.Notes = append(res.Notes, p.AllNotes()...)
 	}
+	res.Notes = dedupe(res.Notes)
+	res.Coverage.Examples = dedupe(res.Coverage.Examples)
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	out := xs[:0]
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -6,22 +6,31 @@ import (
 )
 
 // Core is one vLLM engine core: a scheduler, the model runner priced by a
-// predictor, and its step loop.
+// predictor, and its step loop. It steps in one of three ways:
 //
-// Without async scheduling a step is scheduled when the previous one ends
-// and lasts device + host time. With async scheduling (vLLM's default) the
-// engine core keeps two batches in its queue: as soon as step k is
-// submitted it schedules step k+1 (with placeholders for step k's tokens),
-// so a request that arrives while step k runs joins step k+2 at the
-// earliest, and the host work overlaps the device (vllm/v1/engine/core.py
-// step_with_batch_queue; vllm/v1/core/sched/async_scheduler.py).
+//   - One batch at a time (PP = 1). Without async scheduling a step is
+//     scheduled when the previous one ends and lasts device + host time.
+//     With async scheduling (vLLM's default) the engine core keeps two
+//     batches in its queue: as soon as step k is submitted it schedules
+//     step k+1 (placeholders for step k's tokens), so a request arriving
+//     while step k runs joins step k+2 at the earliest, and host work
+//     overlaps the device (vllm/v1/engine/core.py step_with_batch_queue,
+//     vllm/v1/core/sched/async_scheduler.py).
+//   - Pipelined (PP > 1): up to PP batches in flight, each passing the PP
+//     stages in order; a request in flight is not scheduled again until
+//     its batch returns (pipeline.go).
+//   - In lockstep with the other DP ranks of a MoE model (dpgroup.go).
 type Core struct {
-	ID    int
-	Sched *engine.Scheduler
-	Pred  Pricer
-	Pad   engine.PadTable
-	Async bool
+	ID     int
+	DPRank int
+	Pool   string // "" co-located | prefill | decode
+	Sched  *engine.Scheduler
+	Pred   Pricer
+	Pad    engine.PadTable
+	Async  bool
+	PP     int
 
+	group     *dpGroup
 	busy      bool
 	kicking   bool // a kick event is queued
 	stepStart int64
@@ -30,30 +39,45 @@ type Core struct {
 	batch     predictor.Batch
 	cost      predictor.StepTime
 	done      []*engine.Request
+	pipe      pipeline
 	Steps     int64
 }
-
-// Load is the router's measure of how busy the core is (requests held).
-func (c *Core) Load() int { return c.Sched.NumRunning() + c.Sched.NumWaiting() }
 
 // Pricer prices one step (predictor.Predictor; tests use fixed prices).
 type Pricer interface {
 	Step(b *predictor.Batch, async bool) predictor.StepTime
 }
 
+// stageSender is a Pricer that also prices pipeline-stage sends.
+type stageSender interface {
+	StageSendNs(tokens int) int64
+}
+
+// Load is the router's score: 4 × waiting + running requests (vLLM's
+// DPLBAsyncMPClient weighs waiting requests four times).
+func (c *Core) Load() int { return 4*c.Sched.NumWaiting() + c.Sched.NumRunning() }
+
 // wake queues a kick at the current time, after every event already due
 // now, so requests arriving together join the same first step (the engine
 // core drains its input queue before it schedules).
 func (c *Core) wake(s *Sim) {
+	if c.group != nil {
+		c.group.wake(s)
+		return
+	}
 	if !c.busy && !c.kicking {
 		c.kicking = true
 		s.queue.push(s.now, kick{c})
 	}
 }
 
-// kick starts a step if the core is idle and has work.
+// kick starts work if the core is idle (or, pipelined, has room).
 func (c *Core) kick(s *Sim) {
 	c.kicking = false
+	if c.PP > 1 {
+		c.fillPipeline(s)
+		return
+	}
 	if !c.busy && c.Sched.HasWork() {
 		c.launch(s)
 	}
@@ -77,7 +101,8 @@ func (c *Core) launch(s *Sim) {
 	}
 	c.busy = true
 	c.stepStart = s.now
-	c.price()
+	fillBatch(&c.batch, c.cur, c.Pad, 0)
+	c.cost = c.Pred.Step(&c.batch, c.Async)
 	c.Steps++
 	if c.Async {
 		c.Sched.Schedule(c.next)
@@ -86,13 +111,14 @@ func (c *Core) launch(s *Sim) {
 	s.queue.push(s.now+c.cost.WallNs, stepEnd{c})
 }
 
-// price fills the batch description of the current step and prices it.
-func (c *Core) price() {
-	st, b := c.cur, &c.batch
+// fillBatch describes step st for the predictor. padTo > 0 forces the
+// padded token count (DP ranks pad to the largest rank's count).
+func fillBatch(b *predictor.Batch, st *engine.Step, pad engine.PadTable, padTo int) {
+	n := max(st.NumTokens, padTo)
 	b.NumTokens = st.NumTokens
-	b.PaddedTokens, b.Graph = c.Pad.Pad(st.NumTokens)
+	b.PaddedTokens, b.Graph = pad.Pad(n)
 	if !b.Graph {
-		b.PaddedTokens = st.NumTokens
+		b.PaddedTokens = n
 	}
 	b.Prefills = b.Prefills[:0]
 	for i := range st.Items {
@@ -106,21 +132,34 @@ func (c *Core) price() {
 	b.NumSampled = st.NumSampled
 	b.NumRequests = len(st.Items)
 	b.NumRunning = st.NumRunning
-	c.cost = c.Pred.Step(b, c.Async)
 }
 
 func (c *Core) endStep(s *Sim) {
-	st := c.cur
-	if s.stepSink != nil {
-		s.stepSink(StepRecord{
-			Engine: c.ID, StartNs: c.stepStart, DurationNs: s.now - c.stepStart,
-			PrefillTokens: st.NumPrefill, DecodeTokens: st.NumDecode,
-			PaddedTokens: c.batch.PaddedTokens, Graph: c.batch.Graph,
-			Running: st.NumRunning, Waiting: st.NumWaiting,
-			KVBlocksUsed: st.KVBlocksUsed, Preempted: st.NumPreempted,
-			DeviceNs: c.cost.DeviceNs, HostNs: c.cost.HostNs,
-		})
+	c.record(s, c.cur, c.stepStart, false)
+	c.complete(s, c.cur)
+	c.busy = false
+	c.launch(s)
+}
+
+// record sends a step record to the sink, if any.
+func (c *Core) record(s *Sim, st *engine.Step, start int64, dummy bool) {
+	if s.stepSink == nil {
+		return
 	}
+	s.stepSink(StepRecord{
+		Engine: c.ID, DPRank: c.DPRank, Pool: c.Pool, Dummy: dummy,
+		StartNs: start, DurationNs: s.now - start,
+		PrefillTokens: st.NumPrefill, DecodeTokens: st.NumDecode,
+		PaddedTokens: c.batch.PaddedTokens, Graph: c.batch.Graph,
+		Running: st.NumRunning, Waiting: st.NumWaiting,
+		KVBlocksUsed: st.KVBlocksUsed, Preempted: st.NumPreempted,
+		DeviceNs: c.cost.DeviceNs, HostNs: c.cost.HostNs,
+	})
+}
+
+// complete applies a finished step: tokens to the client, then the
+// scheduler's update, then finished requests.
+func (c *Core) complete(s *Sim, st *engine.Step) {
 	for i := range st.Items {
 		it := &st.Items[i]
 		if it.Samples && it.Req.Status == engine.Running {
@@ -129,8 +168,6 @@ func (c *Core) endStep(s *Sim) {
 	}
 	c.done = c.Sched.Update(st, c.done[:0])
 	for _, r := range c.done {
-		s.finish(r.Data.(*record), false)
+		s.requestDone(r.Data.(*record))
 	}
-	c.busy = false
-	c.launch(s)
 }

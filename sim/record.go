@@ -22,6 +22,10 @@ type RequestRecord struct {
 	// ITLSumNs is the sum of inter-token gaps (FinishNs − FirstTokenNs
 	// for completed requests).
 	ITLSumNs int64
+	// TransferDoneNs is when a disaggregated request's KV arrived at its
+	// decode instance (-1 co-located); PrefillEngine is the prefill core.
+	TransferDoneNs int64
+	PrefillEngine  int
 }
 
 // TTFTNs is time to first token, ns (-1 if none).
@@ -46,6 +50,7 @@ func (r *RequestRecord) TPOTNs() float64 {
 // record is a request in flight: the plan entry, its engine state and
 // what the client has seen.
 type record struct {
+	phase   phase
 	plan    workload.Request
 	req     engine.Request
 	core    *Core
@@ -54,9 +59,21 @@ type record struct {
 	done    bool
 }
 
+// phase is where a disaggregated request is.
+type phase uint8
+
+const (
+	phaseColocated phase = iota
+	phasePrefill
+	phaseDecode
+)
+
 // StepRecord is one engine step. Times are ns.
 type StepRecord struct {
 	Engine        int
+	DPRank        int
+	Pool          string // "" co-located | prefill | decode
+	Dummy         bool   // a DP dummy pass (this rank had no work)
 	StartNs       int64
 	DurationNs    int64
 	PrefillTokens int

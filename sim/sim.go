@@ -12,7 +12,8 @@ type Sim struct {
 	queue    queue
 	client   client
 	cores    []*Core
-	router   Router
+	pools    []*pool
+	disagg   *disagg
 	host     predictor.HostModel
 	records  []*record
 	stepSink func(StepRecord)
@@ -31,8 +32,13 @@ type Options struct {
 }
 
 // New assembles a simulation of plan on cores.
+// A nil router means least-loaded routing over all cores (one pool).
 func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostModel, c ClientConfig, opt Options) *Sim {
-	s := &Sim{cores: cores, router: router, host: host, stepSink: opt.StepSink, progress: opt.Progress, itl: NewHistogram()}
+	s := &Sim{cores: cores, host: host, stepSink: opt.StepSink, progress: opt.Progress, itl: NewHistogram()}
+	if router == nil {
+		router = LeastLoaded{}
+	}
+	s.pools = []*pool{{cores: cores, router: router}}
 	s.client = client{cfg: c, plan: plan}
 	return s
 }
@@ -48,28 +54,47 @@ func (s *Sim) Run() *Result {
 		s.now = it.at
 		it.ev.handle(s)
 	}
-	if s.progress != nil {
+	if s.progress != nil && s.finished%1000 != 0 {
 		s.progress(s.finished, s.client.total())
 	}
 	return s.result()
 }
 
-// admit hands a sent request to an engine core once the API server has
-// processed it.
+// admit hands a sent request to an engine core of the first pool (the
+// only one, or the prefill pool) once the API server has processed it.
 func (s *Sim) admit(r *record) {
 	if r.done {
 		return
 	}
-	c := s.cores[s.router.Route(s.cores, r)]
+	s.route(s.pools[0], r)
+}
+
+func (s *Sim) route(p *pool, r *record) {
+	c := p.cores[p.router.Route(p.cores, r)]
+	if r.phase == phasePrefill {
+		r.out.PrefillEngine = c.ID
+	}
 	r.core = c
 	r.out.Engine = c.ID
 	c.Sched.Add(&r.req)
 	c.wake(s)
 }
 
-// token records one output token leaving the engine at s.now.
+// requestDone is an engine's report that r finished there: a prefill
+// instance's part of a disaggregated request, or the whole request.
+func (s *Sim) requestDone(r *record) {
+	if r.phase == phasePrefill {
+		s.prefillDone(r)
+		return
+	}
+	s.finish(r, false)
+}
+
+// token records one output token leaving the engine at s.now (the
+// prefill instance's token of a disaggregated request is discarded by the
+// proxy).
 func (s *Sim) token(r *record) {
-	if r.done {
+	if r.done || r.phase == phasePrefill {
 		return
 	}
 	at := s.now + s.host.FrontEndOutNs()
@@ -125,7 +150,11 @@ func (s *Sim) newRecord(p workload.Request) *record {
 		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey,
 	}
 	r.req.Data = r
-	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1}
+	if s.disagg != nil {
+		r.phase = phasePrefill
+		r.req.MaxTokens, r.req.HoldKV = 1, true
+	}
+	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1}
 	s.records = append(s.records, r)
 	return r
 }
@@ -135,9 +164,9 @@ type Router interface {
 	Route(cores []*Core, r *record) int
 }
 
-// LeastLoaded routes to the core holding the fewest requests (running +
-// waiting), lowest index on ties: vLLM's DP front end balances by queue
-// lengths the same way.
+// LeastLoaded routes to the core with the lowest 4 × waiting + running
+// requests, lowest index on ties: the score vLLM's DP load balancer
+// (DPLBAsyncMPClient) uses.
 type LeastLoaded struct{}
 
 // Route implements Router.

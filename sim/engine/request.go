@@ -42,6 +42,14 @@ type Request struct {
 	// InFlight marks a request inside a batch still executing (pipeline
 	// parallelism); the scheduler skips it.
 	InFlight bool
+	// ExternalTokens are prompt tokens whose KV arrives through a KV
+	// connector (disaggregated decode): at first admission they count as
+	// computed, and blocks are allocated for them. Preemption drops them
+	// (the remote copy is gone; the request recomputes).
+	ExternalTokens int
+	// HoldKV keeps a finished request's blocks until Release (a prefill
+	// instance keeps the KV until the transfer to the decode side is done).
+	HoldKV bool
 	admitted bool
 
 	Blocks    []int32

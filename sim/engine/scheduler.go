@@ -91,7 +91,7 @@ func (s *Scheduler) Schedule(out *Step) {
 			continue
 		}
 		scheduled := true
-		for !s.allocate(r, n, nil) {
+		for !s.allocate(r, r.NumComputed, n, nil) {
 			victim := s.running[len(s.running)-1]
 			s.running = s.running[:len(s.running)-1]
 			s.preempt(victim)
@@ -117,8 +117,11 @@ func (s *Scheduler) Schedule(out *Step) {
 				hit = s.computedBlocks(r)
 			}
 			computed := r.NumComputed + len(hit)*s.cfg.BlockSize
+			if r.NumComputed == 0 && r.ExternalTokens > computed {
+				hit, computed = nil, r.ExternalTokens // KV from the connector
+			}
 			n := s.newTokens(r, computed, budget)
-			if n <= 0 || !s.allocate(r, n, hit) {
+			if n <= 0 || !s.allocate(r, computed, n, hit) {
 				break
 			}
 			s.waiting.popFront()
@@ -198,13 +201,13 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 	return hit
 }
 
-// allocate reserves KV blocks for r to hold its computed tokens, the
-// cache-hit blocks hit, and n new tokens (kv_cache_manager.py
+// allocate reserves KV blocks for r to hold computed tokens (including
+// the cache-hit blocks hit) and n new tokens (kv_cache_manager.py
 // allocate_slots). It returns false, changing nothing, when the free pool
 // (cached-but-unused blocks count as free) cannot supply them.
-func (s *Scheduler) allocate(r *Request, n int, hit []int32) bool {
+func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	bs := s.cfg.BlockSize
-	total := r.NumComputed + len(hit)*bs + n
+	total := computed + n
 	if len(hit) == 0 && total <= len(r.Blocks)*bs && r.NumTokens()/bs <= r.numHashed {
 		return true // fast path: fits the blocks held, no block newly full
 	}
@@ -248,6 +251,7 @@ func (s *Scheduler) preempt(r *Request) {
 	s.freeBlocks(r)
 	r.NumComputed = 0
 	r.Pending = 0
+	r.ExternalTokens = 0
 	r.Preemptions++
 	r.Status = Preempted
 	s.waiting.pushFront(r)
@@ -279,7 +283,9 @@ func (s *Scheduler) Update(step *Step, done []*Request) []*Request {
 		r.NumOutput++
 		if r.NumOutput >= r.MaxTokens || r.NumTokens() >= s.cfg.MaxModelLen {
 			r.Status = Finished
-			s.freeBlocks(r)
+			if !r.HoldKV {
+				s.freeBlocks(r)
+			}
 			done = append(done, r)
 			any = true
 		}
@@ -302,10 +308,20 @@ func (s *Scheduler) compactRunning() {
 	s.running = s.running[:k]
 }
 
+// Release frees the blocks a finished HoldKV request kept.
+func (s *Scheduler) Release(r *Request) {
+	s.freeBlocks(r)
+}
+
 // Abort removes r from the engine (client disconnect), freeing its blocks.
 // It reports whether r was still in the engine.
 func (s *Scheduler) Abort(r *Request) bool {
 	switch r.Status {
+	case Finished:
+		if r.HoldKV && len(r.Blocks) > 0 {
+			s.freeBlocks(r)
+		}
+		return false
 	case Running:
 		r.Status = Aborted
 		s.freeBlocks(r)

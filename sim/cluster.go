@@ -1,0 +1,145 @@
+package sim
+
+import (
+	"fmt"
+
+	"frontier/predictor"
+	"frontier/sim/engine"
+)
+
+// pool is a set of engine cores serving one role: every request
+// (co-located), or the prefill or decode half of a disaggregated
+// deployment. A request goes to one core of the pool, chosen by the
+// router.
+type pool struct {
+	name   string
+	cores  []*Core
+	router Router
+	dep    *Deployment
+}
+
+// NewSim assembles a fresh simulation of the setup (engines start empty).
+// A deployment with DP ranks gets one engine core per rank; a MoE model's
+// DP ranks step together (lockstep group); a disaggregated deployment gets
+// one core per instance in each pool.
+func (st *Setup) NewSim(opt Options) (*Sim, error) {
+	var pools []*pool
+	var all []*Core
+	for _, d := range st.Pools {
+		p := &pool{name: d.Pool, dep: d, router: newRouter(st.Router)}
+		n := d.DP * d.Instances
+		var group *dpGroup
+		if d.Lockstep {
+			group = &dpGroup{}
+		}
+		for i := 0; i < n; i++ {
+			pred, err := predictor.New(d.Pred)
+			if err != nil {
+				return nil, err
+			}
+			c := &Core{
+				ID: len(all), DPRank: i % d.DP, Pool: d.Pool,
+				Sched: engine.NewScheduler(d.Engine), Pred: pred, Pad: engine.NewPadTable(d.Capture),
+				Async: d.Async, PP: d.PP, group: group,
+			}
+			if group != nil {
+				group.cores = append(group.cores, c)
+			}
+			p.cores = append(p.cores, c)
+			all = append(all, c)
+		}
+		pools = append(pools, p)
+	}
+	s := New(st.Plan, all, nil, st.Host, st.Client, opt)
+	s.pools = pools
+	if st.Disagg != nil {
+		pre, dec := st.Pools[0], st.Pools[1]
+		s.disagg = &disagg{
+			link:     *st.Disagg,
+			layers:   pre.Model.NumLayers,
+			kvPerTok: float64(pre.Model.KVBytesPerTokenPerLayer(kvBytes(pre.Pred.KVDtype))) * float64(pre.Model.NumLayers),
+			ranks:    pre.Pred.TP * pre.PP,
+			decode:   dec,
+		}
+	}
+	return s, nil
+}
+
+func kvBytes(dtype string) int {
+	if dtype == "fp8" {
+		return 1
+	}
+	return 2
+}
+
+func newRouter(name string) Router {
+	if name == "round_robin" {
+		return &RoundRobin{}
+	}
+	return LeastLoaded{}
+}
+
+// RoundRobin routes requests to cores in turn.
+type RoundRobin struct{ next int }
+
+// Route implements Router.
+func (r *RoundRobin) Route(cores []*Core, _ *record) int {
+	i := r.next % len(cores)
+	r.next++
+	return i
+}
+
+// disagg is the proxy flow of a disaggregated deployment: a request is
+// first prefilled on a prefill instance with max_tokens = 1 (its output is
+// discarded), its prompt's KV crosses the KV connector, then the decode
+// instance admits it with that KV in place, computes the last prompt
+// token, and generates every output token (the first one is the client's
+// first token).
+type disagg struct {
+	link     Disagg
+	layers   int
+	kvPerTok float64 // KV bytes per token over all layers (whole model)
+	ranks    int     // prefill ranks sending in parallel (TP × PP)
+	decode   *Deployment
+}
+
+// transferNs prices moving the KV of prompt tokens: bytes per sending rank
+// over the link bandwidth, plus one message latency per layer (vLLM's
+// connectors send layer by layer).
+func (d *disagg) transferNs(prompt int) int64 {
+	bytes := float64(prompt) * d.kvPerTok / float64(d.ranks)
+	return int64(bytes/d.link.BandwidthBytes*1e9) + int64(d.layers)*d.link.LatencyNs
+}
+
+// kvTransferDone is the end of a request's KV transfer.
+type kvTransferDone struct{ r *record }
+
+func (e kvTransferDone) handle(s *Sim) { s.startDecode(e.r) }
+
+// prefillDone is called when a request's prefill instance has sampled its
+// (discarded) token: the KV transfer starts; the prefill instance keeps
+// the blocks until it ends.
+func (s *Sim) prefillDone(r *record) {
+	s.queue.push(s.now+s.disagg.transferNs(r.plan.PromptTokens), kvTransferDone{r})
+}
+
+// startDecode frees the prefill copy of the KV and hands the request to a
+// decode instance with its prompt's KV already computed there.
+func (s *Sim) startDecode(r *record) {
+	if r.core != nil {
+		r.core.Sched.Release(&r.req)
+	}
+	if r.done {
+		return
+	}
+	r.phase = phaseDecode
+	r.out.TransferDoneNs = s.now
+	r.req = engine.Request{
+		ID: r.plan.ID, PromptTokens: r.plan.PromptTokens, MaxTokens: r.plan.OutputTokens,
+		PrefixKey: r.plan.PrefixKey, PrefixTokens: r.plan.PrefixTokens, ContentKey: r.plan.ContentKey,
+		ExternalTokens: r.plan.PromptTokens - 1, Data: r,
+	}
+	s.route(s.pools[1], r)
+}
+
+func (p *pool) String() string { return fmt.Sprintf("pool %q (%d cores)", p.name, len(p.cores)) }
