@@ -153,3 +153,34 @@ func TestDecodeAttentionBytesRule(t *testing.T) {
 	assert.Greater(t, a.PrefillMs(64, 1024, 32, 32), a.PrefillMs(64, 0, 32, 32))
 	assert.Less(t, a.PrefillMs(64, 1024, 32, 32), a.PrefillMs(1088, 0, 32, 32))
 }
+
+// EP dispatch/combine of one MoE layer, Qwen3-30B-A3B at DP 8 with
+// expert parallelism, 64 tokens per rank: vLLM's default backend
+// all-gathers then reduce-scatters 64 × 8 ranks × 2048 hidden elements over
+// the 8 GPUs; the all-to-all backends send 64 × top-8 × 2048 elements per
+// rank twice (dispatch, combine). The experts see all 512 tokens, priced
+// from the tp1/ep8 MoE rows.
+func TestEPDispatchAndExperts(t *testing.T) {
+	cfg := llamaConfig(t, "Qwen/Qwen3-30B-A3B", "h200-sxm", 1)
+	cfg.DP, cfg.ExpertParallel = 8, true
+	p, err := New(cfg)
+	require.NoError(t, err)
+	bw := cfg.Hardware.IntraNodeBW
+	elems := int64(64 * 8 * 2048)
+	assert.InDelta(t, p.moeComm.Ms("all_gather", "nccl", elems, bw)+p.moeComm.Ms("reduce_scatter", "nccl", elems, bw), p.dispatchMs(64), 1e-12)
+	cfg.All2AllBackend = "deepep"
+	q, err := New(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 2*q.moeComm.Ms("alltoall", "nccl", 64*8*2048, bw), q.dispatchMs(64), 1e-12)
+	assert.Empty(t, p.Notes, "tp1/ep8 rows exist: no substitution")
+	var row float64
+	for _, r := range cfg.Tables.MoE {
+		if r.Hidden == 2048 && r.Inter == 768 && r.NumExperts == 128 && r.TopK == 8 && r.MoETP == 1 && r.MoEEP == 8 &&
+			r.NumTokens == 512 && r.Dtype == "bfloat16" && r.Distribution == "balanced" {
+			row = r.LatencyMs
+			break
+		}
+	}
+	require.NotZero(t, row)
+	assert.InDelta(t, row, p.moe.Ms(512), 1e-12)
+}

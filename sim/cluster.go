@@ -137,7 +137,7 @@ func (s *Sim) startDecode(r *record) {
 	r.req = engine.Request{
 		ID: r.plan.ID, PromptTokens: r.plan.PromptTokens, MaxTokens: r.plan.OutputTokens,
 		PrefixKey: r.plan.PrefixKey, PrefixTokens: r.plan.PrefixTokens, ContentKey: r.plan.ContentKey,
-		ExternalTokens: r.plan.PromptTokens - 1, Data: r,
+		UniquePrompt: r.plan.UniquePrompt, ExternalTokens: r.plan.PromptTokens - 1, Data: r,
 	}
 	s.route(s.pools[1], r)
 }

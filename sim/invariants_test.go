@@ -128,3 +128,28 @@ func BenchmarkSimulateCodegen(b *testing.B) {
 		s.Run()
 	}
 }
+
+// BenchmarkDP8EP8Qwen3 simulates Qwen3-30B-A3B on 8 H200s, DP 8 with
+// expert parallelism (8 engine cores in lockstep), serving 100,000 random
+// requests at 60 req/s.
+func BenchmarkDP8EP8Qwen3(b *testing.B) {
+	sc, err := scenarios.Load("../scenarios/examples/qwen3-30b-a3b-h200-dp8-ep.yaml")
+	require.NoError(b, err)
+	sc.Workload.Random.NumPrompts = 100000
+	sc.Workload.Arrivals.RequestRate = 60
+	require.NoError(b, sc.Validate())
+	st, err := Resolve(sc)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := st.NewSim(Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res := s.Run()
+		if len(res.Requests) != 100000 {
+			b.Fatal("lost requests")
+		}
+	}
+}

@@ -147,7 +147,7 @@ func (s *Sim) newRecord(p workload.Request) *record {
 	r := &record{plan: p}
 	r.req = engine.Request{
 		ID: p.ID, PromptTokens: p.PromptTokens, MaxTokens: p.OutputTokens,
-		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey,
+		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
 	}
 	r.req.Data = r
 	if s.disagg != nil {

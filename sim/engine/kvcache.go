@@ -19,7 +19,7 @@ type BlockPool struct {
 	head      int32 // least recently freed (evicted first)
 	tail      int32
 	numFree   int
-	cached    map[uint64]int32
+	cached    hashIndex
 	caching   bool
 	// Evictions counts cached blocks handed out again (their hash dropped).
 	Evictions int64
@@ -33,7 +33,7 @@ func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
 		refCnt: make([]int32, numBlocks), hash: make([]uint64, numBlocks),
 		prev: make([]int32, numBlocks), next: make([]int32, numBlocks),
 		inFree: make([]bool, numBlocks), head: -1, tail: -1,
-		cached: make(map[uint64]int32),
+		cached: newHashIndex(numBlocks),
 	}
 	for i := 0; i < numBlocks; i++ {
 		p.pushTail(int32(i))
@@ -83,10 +83,7 @@ func (p *BlockPool) Lookup(h uint64) int32 {
 	if !p.caching {
 		return -1
 	}
-	if b, ok := p.cached[h]; ok {
-		return b
-	}
-	return -1
+	return p.cached.get(h)
 }
 
 // Touch takes a reference on cached blocks a request reuses, pulling free
@@ -111,9 +108,7 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 		b := p.head
 		p.remove(b)
 		if h := p.hash[b]; h != 0 {
-			if p.cached[h] == b {
-				delete(p.cached, h)
-			}
+			p.cached.deleteIf(h, b)
 			p.hash[b] = 0
 			p.Evictions++
 		}
@@ -141,7 +136,5 @@ func (p *BlockPool) Cache(b int32, h uint64) {
 		return
 	}
 	p.hash[b] = h
-	if _, ok := p.cached[h]; !ok {
-		p.cached[h] = b
-	}
+	p.cached.putIfAbsent(h, b)
 }

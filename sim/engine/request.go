@@ -28,6 +28,12 @@ type Request struct {
 	PrefixKey    uint64
 	PrefixTokens int
 	ContentKey   uint64
+	// UniquePrompt says no other request repeats this prompt beyond its
+	// shared prefix (random datasets, traces): its own blocks can then only
+	// be hit by itself after a preemption, so they are indexed in the
+	// prefix cache only when it is preempted, not at every allocation.
+	// The hits are the same as vLLM's; the work is less.
+	UniquePrompt bool
 
 	NumComputed int // tokens whose KV is computed (advanced at schedule time)
 	NumOutput   int // output tokens sampled
@@ -49,7 +55,7 @@ type Request struct {
 	ExternalTokens int
 	// HoldKV keeps a finished request's blocks until Release (a prefill
 	// instance keeps the KV until the transfer to the decode side is done).
-	HoldKV bool
+	HoldKV   bool
 	admitted bool
 
 	Blocks    []int32
@@ -66,6 +72,14 @@ func (r *Request) NumTokens() int { return r.PromptTokens + r.NumOutput }
 // known is prompt plus generated plus placeholder tokens: what the
 // scheduler may compute.
 func (r *Request) known() int { return r.PromptTokens + r.NumOutput + r.Pending }
+
+// shareable reports whether full block i can be a prefix-cache hit for
+// another request: it lies in the shared prefix, or in a prompt that
+// other requests repeat.
+func (r *Request) shareable(i, bs int) bool {
+	end := (i + 1) * bs
+	return end <= r.PrefixTokens || (end <= r.PromptTokens && !r.UniquePrompt)
+}
 
 // blockHash returns the chained hash of full block i (tokens [i·bs, (i+1)·bs)).
 func (r *Request) blockHash(i, bs int) uint64 {

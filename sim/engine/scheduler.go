@@ -237,7 +237,9 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 		known = nt
 	}
 	for j := r.numHashed; j < known/bs; j++ {
-		s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+		if r.shareable(j, bs) {
+			s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+		}
 	}
 	if full := known / bs; full > r.numHashed {
 		r.numHashed = full
@@ -246,8 +248,15 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 }
 
 // preempt frees r's blocks (tail first) and puts it at the front of the
-// waiting queue to be recomputed from scratch.
+// waiting queue to be recomputed from scratch. Its full blocks stay in the
+// prefix cache (until evicted), so the recompute may hit its own blocks.
 func (s *Scheduler) preempt(r *Request) {
+	bs := s.cfg.BlockSize
+	for j := 0; j < r.numHashed && j < len(r.Blocks); j++ {
+		if !r.shareable(j, bs) {
+			s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+		}
+	}
 	s.freeBlocks(r)
 	r.NumComputed = 0
 	r.Pending = 0

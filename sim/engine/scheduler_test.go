@@ -281,3 +281,28 @@ func TestCaptureSizesAndPadding(t *testing.T) {
 	_, graph = NewPadTable(nil).Pad(1)
 	assert.False(t, graph, "enforce_eager: no graphs")
 }
+
+// A preempted request's full blocks stay in the prefix cache, so its
+// recompute hits them (vLLM frees but keeps the hashes). Worked by hand:
+// 6 blocks; A (32-token prompt, 30 outputs) and B (32 tokens, unique
+// prompt, 20 outputs) take 2 blocks each, then a third each at their 33rd
+// token. At the 49th token no block is free: A asks first, so B (last
+// running) is preempted with 49 known tokens (3 full blocks), all kept
+// cached. Freed tail first, B's third block is the first A takes (its
+// hash evicted); A finishes with 62 tokens in 4 blocks. B then hits its 2
+// surviving blocks (32 tokens) and recomputes 17 of its 49.
+func TestPreemptedRequestHitsItsOwnBlocks(t *testing.T) {
+	s := NewScheduler(cfg(100, 4, 6, true))
+	a := &Request{ID: 0, PromptTokens: 32, MaxTokens: 30, ContentKey: 1, UniquePrompt: true}
+	b := &Request{ID: 1, PromptTokens: 32, MaxTokens: 20, ContentKey: 2, UniquePrompt: true}
+	s.Add(a)
+	s.Add(b)
+	var st Step
+	for a.Status != Finished {
+		s.Schedule(&st)
+		s.Update(&st, nil)
+	}
+	require.Equal(t, 1, b.Preemptions)
+	s.Schedule(&st)
+	assert.Equal(t, [][2]int{{1, 17}}, stepTokens(&st), "recompute only what the cache lost")
+}

@@ -75,7 +75,7 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 			return nil, fmt.Errorf("trace %s line %d: output_tokens: must be an integer ≥ 1, got %q", name, line, get("output_tokens"))
 		}
 		id := len(reqs)
-		req := Request{ID: id, At: int64(math.Round(at * 1e9)), PromptTokens: p, OutputTokens: o, ContentKey: uniqueKey(id)}
+		req := Request{ID: id, At: int64(math.Round(at * 1e9)), PromptTokens: p, OutputTokens: o, ContentKey: uniqueKey(id), UniquePrompt: true}
 		if g := get("prefix_group"); g != "" {
 			pt, err := strconv.Atoi(get("prefix_tokens"))
 			if err != nil || pt < 0 || pt > p {

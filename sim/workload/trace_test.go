@@ -57,7 +57,7 @@ func TestParseTraceColumnsAnyOrder(t *testing.T) {
 	reqs, err := parseTrace(strings.NewReader("output_tokens, prompt_tokens, arrival_s\n8, 100, 0.5\n"), "t.csv")
 	require.NoError(t, err)
 	require.Len(t, reqs, 1)
-	assert.Equal(t, Request{ID: 0, At: 500e6, PromptTokens: 100, OutputTokens: 8, ContentKey: reqs[0].ContentKey}, reqs[0])
+	assert.Equal(t, Request{ID: 0, At: 500e6, PromptTokens: 100, OutputTokens: 8, ContentKey: reqs[0].ContentKey, UniquePrompt: true}, reqs[0])
 }
 
 func TestParseTraceErrors(t *testing.T) {

@@ -24,6 +24,9 @@ type Request struct {
 	PrefixKey    uint64
 	PrefixTokens int
 	ContentKey   uint64
+	// UniquePrompt: no other request repeats this prompt beyond its shared
+	// prefix (random dataset, trace rows).
+	UniquePrompt bool
 }
 
 // Stage is a group of requests sent together. The next stage starts
@@ -84,6 +87,7 @@ func randomDataset(r *scenarios.RandomData, rng *rand.Rand) []Request {
 			PromptTokens: inLo + rng.IntN(inHi-inLo+1),
 			OutputTokens: outLo + rng.IntN(outHi-outLo+1),
 			ContentKey:   uniqueKey(i),
+			UniquePrompt: true,
 		}
 	}
 	return reqs
@@ -147,7 +151,7 @@ func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) (*Plan,
 			r := pool[id%len(pool)]
 			r.ID, r.Stage, r.At = id, k, int64(t*1e9)
 			if r.ContentKey == 0 {
-				r.ContentKey = uniqueKey(id)
+				r.ContentKey, r.UniquePrompt = uniqueKey(id), true
 			}
 			reqs[i] = r
 			t += gaps[i] * scale
