@@ -17,10 +17,17 @@ type client struct {
 	cfg         ClientConfig
 	plan        *workload.Plan
 	stage       int
+	stageStart  int64
+	nextSend    int // index of the stage's next request to send
 	outstanding int
 	inflight    int
 	blocked     []*record
 	n           int
+	// deadlines holds sent requests in send order; with one timeout for
+	// all, that is deadline order, so only the earliest sits in the event
+	// queue (the queue stays a few events deep).
+	deadlines []*record
+	deadHead  int
 }
 
 func (c *client) total() int {
@@ -31,18 +38,29 @@ func (c *client) total() int {
 }
 
 func (c *client) startStage(s *Sim, k int) {
-	c.stage = k
+	c.stage, c.stageStart, c.nextSend = k, s.now, 0
 	st := &c.plan.Stages[k]
 	c.outstanding = len(st.Requests)
-	for _, p := range st.Requests {
-		s.queue.push(s.now+p.At, clientSend{s.newRecord(p)})
-	}
 	if c.outstanding == 0 {
 		c.next(s)
+		return
+	}
+	c.pushNextArrival(s)
+}
+
+// pushNextArrival queues the stage's next request (requests are in
+// arrival order; one arrival at a time sits in the event queue).
+func (c *client) pushNextArrival(s *Sim) {
+	st := &c.plan.Stages[c.stage]
+	if c.nextSend < len(st.Requests) {
+		p := st.Requests[c.nextSend]
+		c.nextSend++
+		s.queue.push(c.stageStart+p.At, clientSend{s.newRecord(p)})
 	}
 }
 
 func (c *client) arrive(s *Sim, r *record) {
+	c.pushNextArrival(s)
 	if c.cfg.MaxConcurrency > 0 && c.inflight >= c.cfg.MaxConcurrency {
 		c.blocked = append(c.blocked, r)
 		return
@@ -55,7 +73,24 @@ func (c *client) send(s *Sim, r *record) {
 	r.out.SendNs = s.now
 	s.queue.push(s.now+s.host.FrontEndInNs(r.plan.PromptTokens), engineAdmit{r})
 	if c.cfg.TimeoutNs > 0 {
-		s.queue.push(s.now+c.cfg.TimeoutNs, timeout{r})
+		c.deadlines = append(c.deadlines, r)
+		if len(c.deadlines)-c.deadHead == 1 {
+			s.queue.push(s.now+c.cfg.TimeoutNs, timeout{r})
+		}
+	}
+}
+
+// expired pops the earliest deadline and queues the next one.
+func (c *client) expired(s *Sim) {
+	c.deadlines[c.deadHead] = nil
+	c.deadHead++
+	if c.deadHead > 1024 && c.deadHead*2 > len(c.deadlines) {
+		c.deadlines = append(c.deadlines[:0], c.deadlines[c.deadHead:]...)
+		c.deadHead = 0
+	}
+	if c.deadHead < len(c.deadlines) {
+		r := c.deadlines[c.deadHead]
+		s.queue.push(r.out.SendNs+c.cfg.TimeoutNs, timeout{r})
 	}
 }
 

@@ -73,5 +73,5 @@ func (e stageStart) handle(s *Sim)  { s.client.startStage(s, e.stage) }
 func (e clientSend) handle(s *Sim)  { s.client.arrive(s, e.r) }
 func (e engineAdmit) handle(s *Sim) { s.admit(e.r) }
 func (e stepEnd) handle(s *Sim)     { e.c.endStep(s) }
-func (e timeout) handle(s *Sim)     { s.expire(e.r) }
+func (e timeout) handle(s *Sim)     { s.client.expired(s); s.expire(e.r) }
 func (e kick) handle(s *Sim)        { e.c.kick(s) }
