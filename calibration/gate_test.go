@@ -214,7 +214,8 @@ func TestRenderText(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 	require.Len(t, lines, 1+len(rows)+1)
 	assert.Equal(t, "1 passed, 1 failed", lines[len(lines)-1])
-	assert.Regexp(t, `^cell\s+metric\s+truth\s+sim\s+rel_err\s+verdict$`, lines[0])
+	assert.Regexp(t, `^cell\s+metric\s+unit\s+truth\s+sim\s+rel_err\s+verdict$`, lines[0])
+	assert.Contains(t, lines[1], " s ", "latency rows are in seconds")
 
 	// Columns align: every metric column starts at the same offset.
 	col := strings.Index(lines[0], "metric")

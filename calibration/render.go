@@ -17,14 +17,14 @@ import (
 // Values print with 5 significant digits in the rows' own units.
 func RenderText(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\tmetric\ttruth\tsim\trel_err\tverdict")
+	fmt.Fprintln(tw, "cell\tmetric\tunit\ttruth\tsim\trel_err\tverdict")
 	for _, r := range rows {
 		sim := formatValue(r.Sim)
 		if r.Seeds > 1 {
 			sim += fmt.Sprintf(" [%s–%s]", formatValue(r.SimMin), formatValue(r.SimMax))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Cell, r.Metric, formatValue(r.Truth), sim, formatPercent(r.RelErr), verdictLabel(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Cell, r.Metric, unitOf(r.Metric), formatValue(r.Truth), sim, formatPercent(r.RelErr), verdictLabel(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("render gate table: %w", err)
@@ -34,6 +34,18 @@ func RenderText(w io.Writer, rows []Row) error {
 		return fmt.Errorf("render gate table: %w", err)
 	}
 	return nil
+}
+
+// unitOf is a gate metric's unit: latencies in seconds, counts in
+// requests, rates in requests/s.
+func unitOf(metric string) string {
+	switch metric {
+	case MetricSuccesses, MetricFailures, "completed":
+		return "requests"
+	case MetricSuccessRPS:
+		return "req/s"
+	}
+	return "s"
 }
 
 func verdictLabel(r Row) string {

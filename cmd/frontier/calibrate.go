@@ -80,7 +80,7 @@ files or substrings of scenario file names under --cells (for example
 func trainFiles(dir string, train []string) ([]string, error) {
 	all, err := calibration.ScenarioFiles(dir)
 	if err != nil {
-		return nil, fmt.Errorf("--cells: %w", err)
+		return nil, fmt.Errorf("--cells: %w (the default is relative: run from the repository root, or pass --cells DIR)", err)
 	}
 	seen := map[string]bool{}
 	var out []string

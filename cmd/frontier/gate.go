@@ -42,7 +42,7 @@ verdicts; --strict exits 1 on any FAIL.`,
 			}
 			files, err := calibration.ScenarioFiles(cells)
 			if err != nil {
-				return bad(fmt.Errorf("--cells: %w", err))
+				return bad(fmt.Errorf("--cells: %w (the default is relative: run from the repository root, or pass --cells DIR)", err))
 			}
 			opt := calibration.GateOptions{Seeds: seeds, Workers: workers, Cells: only}
 			if calib != "" {

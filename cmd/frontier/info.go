@@ -16,7 +16,7 @@ func newHardwareCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-10s %-24s %10s %10s %12s %12s  %s\n", "name", "gpu", "mem GiB", "HBM TB/s", "bf16 TFLOPS", "NVLink GB/s", "tables")
+			fmt.Fprintf(w, "%-10s %-24s %10s %10s %12s %12s  %s\n", "name", "gpu", "mem GiB", "HBM TB/s", "bf16 TFLOPS", "NVLink GB/s", "operator tables")
 			for _, name := range profiles.KnownHardware() {
 				h, err := profiles.LookupHardware(name)
 				if err != nil {
@@ -24,7 +24,7 @@ func newHardwareCmd() *cobra.Command {
 				}
 				fmt.Fprintf(w, "%-10s %-24s %10.2f %10.2f %12.0f %12.0f  %s\n", h.Name, h.GPUName,
 					float64(predictor.TorchTotalBytes(h.Name, h.MemCapacityBytes))/(1<<30), h.MemBandwidth/1e12,
-					h.BF16FLOPS/1e12, h.IntraNodeBW/1e9, h.TablesHardware)
+					h.BF16FLOPS/1e12, h.IntraNodeBW/1e9, tablesNote(h))
 			}
 			return nil
 		},
@@ -41,16 +41,24 @@ func newModelsCmd() *cobra.Command {
 			for _, id := range profiles.KnownModels() {
 				m, err := profiles.LoadModel(id)
 				if err != nil {
-					fmt.Fprintf(w, "%-48s (not simulated: %v)\n", id, err)
+					fmt.Fprintf(w, "%-56s (not simulated: %v)\n", id, err)
 					continue
 				}
 				kind := "dense"
 				if m.IsMoE() {
 					kind = fmt.Sprintf("MoE %d experts top-%d", m.NumExperts, m.NumExpertsPerToken)
 				}
-				fmt.Fprintf(w, "%-48s %5.1fB params  %2d layers  %s\n", id, float64(m.ParamCount())/1e9, m.NumLayers, kind)
+				fmt.Fprintf(w, "%-56s %6.1fB params  %2d layers  %s\n", id, float64(m.ParamCount())/1e9, m.NumLayers, kind)
 			}
 			return nil
 		},
 	}
+}
+
+// tablesNote says whose operator tables a preset uses.
+func tablesNote(h profiles.Hardware) string {
+	if h.TablesHardware == h.Name {
+		return "its own"
+	}
+	return h.TablesHardware + "'s (same SM and HBM; collectives from its own NVLink figure)"
 }

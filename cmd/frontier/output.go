@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +32,15 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 	fmt.Fprintln(w, center(" Serving Benchmark Result (simulated) ", '='))
 	line("Scenario:", sc.Name)
-	line("Model / hardware:", fmt.Sprintf("%s on %s (TP %d)", st.Model.ID, st.Hardware.Name, st.Pred.TP))
-	line("KV cache blocks:", fmt.Sprintf("%d (%d tokens)", st.Memory.NumBlocks, st.Memory.MaxTokens(st.Engine.BlockSize)))
+	for _, d := range st.Pools {
+		role := "Deployment:"
+		if d.Pool != "" {
+			role = fmt.Sprintf("%s pool (%d×):", strings.Title(d.Pool), d.Instances)
+		}
+		line(role, fmt.Sprintf("%s on %s, TP %d PP %d DP %d", d.Model.ID, d.Hardware.Name, d.Pred.TP, d.PP, d.DP))
+		line("  KV cache per engine:", fmt.Sprintf("%d blocks (%d tokens)", d.Memory.NumBlocks, d.Memory.MaxTokens(d.Engine.BlockSize)))
+	}
+	line("Request rate:", describeRate(sc))
 	line("Successful requests:", s.Completed)
 	line("Failed requests:", s.Failed)
 	line("Benchmark duration (s):", f2(s.Duration))
@@ -53,11 +61,63 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	fmt.Fprintln(w, center("Simulator", '-'))
 	line("Engine steps:", res.Steps)
 	cov := res.Coverage
-	line("Table lookups (extrapolated):", fmt.Sprintf("%d (%d)", cov.Lookups, cov.Extrapolated))
+	line("Distinct operator shapes priced:", cov.Lookups)
+	line("  outside the tables' grids:", fmt.Sprintf("%d (extrapolated by the stated rules)", cov.Extrapolated))
 	for _, e := range cov.Examples {
-		line("  extrapolated e.g.:", e)
+		line("  e.g.:", e)
+	}
+	if stages := perStage(res); stages != "" {
+		fmt.Fprintln(w, center("Per stage", '-'))
+		fmt.Fprint(w, stages)
 	}
 	fmt.Fprintln(w, strings.Repeat("=", 50))
+}
+
+// describeRate says how requests were sent.
+func describeRate(sc *scenarios.Scenario) string {
+	a := sc.Workload.Arrivals
+	switch {
+	case sc.Workload.Dataset == "trace":
+		return "from the trace's arrival times"
+	case len(a.Stages) > 0:
+		var parts []string
+		for _, st := range a.Stages {
+			parts = append(parts, fmt.Sprintf("%g req/s × %g s", st.Rate, st.DurationS))
+		}
+		return "stages: " + strings.Join(parts, ", ")
+	case math.IsInf(float64(a.RequestRate), 1):
+		return "inf (every request sent at t = 0)"
+	}
+	return fmt.Sprintf("%g req/s (burstiness %g)", float64(a.RequestRate), a.Burstiness)
+}
+
+// perStage summarizes each load stage of a staged run (empty otherwise).
+func perStage(res *sim.Result) string {
+	type acc struct{ ttft, e2e []float64 }
+	var stages []*acc
+	for _, r := range res.Requests {
+		for len(stages) <= r.Stage {
+			stages = append(stages, &acc{})
+		}
+		if !r.Failed && r.FinishNs >= 0 {
+			stages[r.Stage].ttft = append(stages[r.Stage].ttft, float64(r.TTFTNs())/1e6)
+			stages[r.Stage].e2e = append(stages[r.Stage].e2e, float64(r.E2ENs())/1e6)
+		}
+	}
+	if len(stages) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-6s %9s %16s %16s\n", "stage", "completed", "median TTFT ms", "mean E2EL ms")
+	for i, a := range stages {
+		sort.Float64s(a.ttft)
+		mean := 0.0
+		for _, v := range a.e2e {
+			mean += v / float64(len(a.e2e))
+		}
+		fmt.Fprintf(&b, "%-6d %9d %16.2f %16.2f\n", i, len(a.e2e), sim.Percentile(a.ttft, 50), mean)
+	}
+	return b.String()
 }
 
 func center(title string, fill rune) string {
@@ -77,7 +137,7 @@ func saveResult(path string, sc *scenarios.Scenario, st *sim.Setup, res *sim.Res
 		"model_id":               st.Model.ID,
 		"tokenizer_id":           st.Model.ID,
 		"num_prompts":            len(res.Requests),
-		"request_rate":           rateJSON(float64(sc.Workload.Arrivals.RequestRate)),
+		"request_rate":           rateJSON(sc),
 		"burstiness":             sc.Workload.Arrivals.Burstiness,
 		"max_concurrency":        sc.Workload.Arrivals.MaxConcurrency,
 		"duration":               s.Duration,
@@ -90,6 +150,7 @@ func saveResult(path string, sc *scenarios.Scenario, st *sim.Setup, res *sim.Res
 		"total_token_throughput": s.TotalTokenThroughput,
 		"frontier": map[string]any{
 			"scenario":             sc.Name,
+			"arrivals":             describeRate(sc),
 			"hardware":             st.Hardware.Name,
 			"tensor_parallel_size": st.Pred.TP,
 			"num_gpu_blocks":       st.Memory.NumBlocks,
@@ -111,7 +172,13 @@ func saveResult(path string, sc *scenarios.Scenario, st *sim.Setup, res *sim.Res
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-func rateJSON(r float64) any {
+// rateJSON is bench serve's request_rate: a number or "inf"; null for
+// staged or trace workloads, whose rates the "frontier" object describes.
+func rateJSON(sc *scenarios.Scenario) any {
+	if len(sc.Workload.Arrivals.Stages) > 0 || sc.Workload.Dataset == "trace" {
+		return nil
+	}
+	r := float64(sc.Workload.Arrivals.RequestRate)
 	if math.IsInf(r, 1) {
 		return "inf"
 	}

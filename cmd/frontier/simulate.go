@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -61,11 +62,11 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario YAML file (default: the embedded default)")
-	fl.StringVar(&f.hardware, "hardware", "h200-sxm", "GPU: h100-sxm | h200-sxm | h800 (see `frontier hardware`)")
+	fl.StringVar(&f.hardware, "hardware", "h200-sxm", "GPU: h100-sxm | h200-sxm | h800 (list: frontier hardware)")
 	fl.StringVar(&f.profile, "profile-dir", "", "operator table folder (aiconfigurator layout or the collector's CSVs); default: embedded tables for the hardware")
 	fl.StringVar(&f.calib, "calibration", "", "host-overhead calibration JSON (frontier calibrate)")
 	// vllm serve
-	fl.StringVar(&f.model, "model", "meta-llama/Llama-3.1-8B-Instruct", "model id (see `frontier models`) or path to a HF config.json")
+	fl.StringVar(&f.model, "model", "meta-llama/Llama-3.1-8B-Instruct", "model id (list: frontier models) or path to a HF config.json")
 	fl.StringVar(&f.dtype, "dtype", "auto", "weights dtype: auto | bfloat16 | float16")
 	fl.IntVarP(&f.tp, "tensor-parallel-size", "t", 1, "tensor-parallel size")
 	fl.IntVar(&f.pp, "pipeline-parallel-size", 1, "pipeline-parallel size")
@@ -345,14 +346,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	opt := sim.Options{}
 	stderr := cmd.ErrOrStderr()
 	if !f.quiet {
-		opt.Progress = func(done, total int) {
-			if total >= 2000 {
-				fmt.Fprintf(stderr, "\rsimulated %d/%d requests", done, total)
-				if done == total {
-					fmt.Fprintln(stderr)
-				}
-			}
-		}
+		opt.Progress = progressPrinter(stderr)
 	}
 	var steps *stepWriter
 	if f.stepsCSV != "" {
@@ -365,11 +359,11 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return bad(err)
 	}
-	for _, n := range setup.Notes {
-		fmt.Fprintln(stderr, "note:", n)
-	}
 	res := s.Run()
 	setup.Finish(s, res)
+	for _, n := range res.Notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
 	if steps != nil {
 		if err := steps.close(); err != nil {
 			return err
@@ -418,4 +412,33 @@ func absPath(p string) (string, error) {
 		return p, err
 	}
 	return wd + "/" + p, nil
+}
+
+// progressPrinter reports progress on stderr for runs of 2,000 requests or
+// more: a line rewritten in place on a terminal, a line per quarter
+// otherwise (logs, CI).
+func progressPrinter(w io.Writer) func(done, total int) {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			tty = st.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	lastQuarter := 0
+	return func(done, total int) {
+		if total < 2000 {
+			return
+		}
+		if tty {
+			fmt.Fprintf(w, "\rsimulated %d/%d requests", done, total)
+			if done == total {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		if q := 4 * done / total; q > lastQuarter {
+			lastQuarter = q
+			fmt.Fprintf(w, "simulated %d/%d requests\n", done, total)
+		}
+	}
 }

@@ -75,7 +75,7 @@ func TestSimulateSummary(t *testing.T) {
 	assert.Equal(t, 0, summaryInt(t, out, "Failed requests:"))
 	assert.Equal(t, 20*64, summaryInt(t, out, "Total input tokens:"))
 	assert.Equal(t, 20*8, summaryInt(t, out, "Total generated tokens:"))
-	assert.Contains(t, out, "meta-llama/Llama-3.1-8B-Instruct on h200-sxm (TP 1)")
+	assert.Contains(t, out, "meta-llama/Llama-3.1-8B-Instruct on h200-sxm, TP 1 PP 1 DP 1")
 	for _, l := range []string{"Mean TTFT (ms):", "Median TTFT (ms):", "P99 TTFT (ms):", "Mean TPOT (ms):", "P99 ITL (ms):"} {
 		assert.Contains(t, out, l)
 	}
