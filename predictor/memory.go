@@ -5,16 +5,16 @@ import "fmt"
 const gib = float64(1 << 30)
 
 // TorchTotalBytes is the GPU memory vLLM sees (torch.cuda.mem_get_info
-// total), bytes. H100-SXM 80GB: 79.19 GiB, the figure vLLM's memory
-// profiling log prints on that GPU. H200: 143,771 MiB (nvidia-smi on our
-// H200) scaled by the same torch/nvidia-smi ratio as the H100
-// (79.19 GiB / 81,559 MiB) = 139.6 GiB. Other hardware: the spec capacity.
+// total), bytes. H100-SXM 80GB (and H800): 79.19 GiB, the figure vLLM's
+// memory profiling log prints on that GPU. H200: 150,109,880,320 bytes
+// (139.80 GiB), torch.cuda.mem_get_info on our H200 (nvidia-smi: 143,771
+// MiB), measured 2026-11-29. Other hardware: the spec capacity.
 func TorchTotalBytes(hardware string, specBytes int64) int64 {
 	switch hardware {
 	case "h100-sxm", "h800":
 		return int64(85_029_615_042) // 79.19 GiB
 	case "h200-sxm":
-		return int64(149_888_948_911) // 143771/81559 × 79.19 GiB
+		return int64(150_109_880_320) // measured on our H200
 	}
 	return specBytes
 }
