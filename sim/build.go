@@ -148,13 +148,18 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	if out.Model, err = profiles.LoadModel(resolveModel(sc, d.Model)); err != nil {
 		return nil, fmt.Errorf("%s.model: %w", path, err)
 	}
-	if sc.Profiles != nil && *sc.Profiles != "" {
-		out.Tables, err = profiles.LoadTables(sc.Resolve(*sc.Profiles))
-	} else {
-		out.Tables, err = profiles.DefaultTables(out.Hardware.Name)
-	}
+	out.Tables, err = profiles.DefaultTables(out.Hardware.Name)
 	if err != nil {
 		return nil, fmt.Errorf("profiles: %w", err)
+	}
+	if sc.Profiles != nil && *sc.Profiles != "" {
+		// A table folder overrides the families it holds; the rest stay
+		// the hardware's defaults.
+		top, err := profiles.LoadTables(sc.Resolve(*sc.Profiles))
+		if err != nil {
+			return nil, fmt.Errorf("profiles: %w", err)
+		}
+		out.Tables = profiles.Overlay(top, out.Tables)
 	}
 	st.Notes = append(st.Notes, out.Tables.Notes...)
 	m := out.Model

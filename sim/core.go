@@ -146,15 +146,21 @@ func (c *Core) record(s *Sim, st *engine.Step, start int64, dummy bool) {
 	if s.stepSink == nil {
 		return
 	}
-	s.stepSink(StepRecord{
-		Engine: c.ID, DPRank: c.DPRank, Pool: c.Pool, Dummy: dummy,
-		StartNs: start, DurationNs: s.now - start,
+	s.stepSink(c.stepRecord(st, start, s.now, -1, dummy))
+}
+
+// stepRecord describes step st on this core from start to end (ns);
+// stage is the pipeline stage, -1 for a whole step without PP.
+func (c *Core) stepRecord(st *engine.Step, start, end int64, stage int, dummy bool) StepRecord {
+	return StepRecord{
+		Engine: c.ID, DPRank: c.DPRank, PPStage: stage, Pool: c.Pool, Dummy: dummy,
+		StartNs: start, DurationNs: end - start,
 		PrefillTokens: st.NumPrefill, DecodeTokens: st.NumDecode,
 		PaddedTokens: c.batch.PaddedTokens, Graph: c.batch.Graph,
 		Running: st.NumRunning, Waiting: st.NumWaiting,
 		KVBlocksUsed: st.KVBlocksUsed, Preempted: st.NumPreempted,
 		DeviceNs: c.cost.DeviceNs, HostNs: c.cost.HostNs,
-	})
+	}
 }
 
 // complete applies a finished step: tokens to the client, then the

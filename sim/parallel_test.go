@@ -25,6 +25,7 @@ func TestPipelineTimeline(t *testing.T) {
 		Pred:  fixedPricer{}, PP: 2,
 	}
 	var starts, ends []int64
+	var stages []int
 	plan := &workload.Plan{Stages: []workload.Stage{{Requests: []workload.Request{
 		{ID: 0, PromptTokens: 40, OutputTokens: 2, ContentKey: 1},
 		{ID: 1, PromptTokens: 40, OutputTokens: 2, ContentKey: 2},
@@ -32,9 +33,12 @@ func TestPipelineTimeline(t *testing.T) {
 	res := New(plan, []*Core{core}, nil, predictor.HostModel{}, ClientConfig{}, Options{StepSink: func(r StepRecord) {
 		starts = append(starts, r.StartNs/ms)
 		ends = append(ends, (r.StartNs+r.DurationNs)/ms)
+		stages = append(stages, r.PPStage)
 	}}).Run()
-	assert.Equal(t, []int64{0, 0, 20, 30}, starts, "batches enter the pipeline")
-	assert.Equal(t, []int64{20, 30, 40, 50}, ends)
+	// One record per batch and stage, as each batch leaves the pipeline.
+	assert.Equal(t, []int{0, 1, 0, 1, 0, 1, 0, 1}, stages)
+	assert.Equal(t, []int64{0, 10, 10, 20, 20, 30, 30, 40}, starts)
+	assert.Equal(t, []int64{10, 20, 20, 30, 30, 40, 40, 50}, ends)
 	assert.Equal(t, 20*ms, res.Requests[0].TTFTNs())
 	assert.Equal(t, 30*ms, res.Requests[1].TTFTNs())
 	assert.Equal(t, 40*ms, res.Requests[0].E2ENs())

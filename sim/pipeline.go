@@ -7,10 +7,12 @@ import (
 
 // flight is one batch inside the pipeline.
 type flight struct {
-	step  engine.Step
-	batch predictor.Batch
-	cost  predictor.StepTime
-	start int64
+	step   engine.Step
+	batch  predictor.Batch
+	cost   predictor.StepTime
+	start  int64
+	stages []int64 // each stage's start; the batch leaves stage k at stages[k] + stage time
+	stage  int64
 }
 
 // pipeline is a pipeline-parallel engine's state: the batches in flight
@@ -60,10 +62,13 @@ func (c *Core) fillPipeline(s *Sim) {
 		if ss, ok := c.Pred.(stageSender); ok {
 			stage += ss.StageSendNs(f.batch.PaddedTokens)
 		}
-		f.start = s.now
+		f.start, f.stage = s.now, stage
+		f.stages = f.stages[:0]
 		t := s.now
 		for k := range p.stageFree {
-			t = max(t, p.stageFree[k]) + stage
+			begin := max(t, p.stageFree[k])
+			f.stages = append(f.stages, begin)
+			t = begin + stage
 			p.stageFree[k] = t
 		}
 		c.Steps++
@@ -84,7 +89,11 @@ func (c *Core) endFlight(s *Sim, f *flight) {
 		f.step.Items[i].Req.InFlight = false
 	}
 	c.batch, c.cost = f.batch, f.cost
-	c.record(s, &f.step, f.start, false)
+	if s.stepSink != nil {
+		for k, begin := range f.stages {
+			s.stepSink(c.stepRecord(&f.step, begin, begin+f.stage, k, false))
+		}
+	}
 	c.complete(s, &f.step)
 	p.spare = append(p.spare, f)
 	c.fillPipeline(s)

@@ -72,6 +72,7 @@ const (
 type StepRecord struct {
 	Engine        int
 	DPRank        int
+	PPStage       int    // pipeline stage of this record, -1 without PP
 	Pool          string // "" co-located | prefill | decode
 	Dummy         bool   // a DP dummy pass (this rank had no work)
 	StartNs       int64

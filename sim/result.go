@@ -9,6 +9,8 @@ type Result struct {
 	Requests []RequestRecord // in ID order
 	ITL      *Histogram      // every inter-token gap, ns
 	Steps    int64
+	// Engines describes each engine core: id, pool, DP rank and steps.
+	Engines  []EngineInfo
 	EndNs    int64 // time of the last event
 	Memory   predictor.MemoryPlan
 	Coverage predictor.Coverage
@@ -23,6 +25,15 @@ func (s *Sim) result() *Result {
 	}
 	for _, c := range s.cores {
 		res.Steps += c.Steps
+		res.Engines = append(res.Engines, EngineInfo{ID: c.ID, Pool: c.Pool, DPRank: c.DPRank, Steps: c.Steps})
 	}
 	return res
+}
+
+// EngineInfo is one engine core of a run.
+type EngineInfo struct {
+	ID     int
+	Pool   string // "" co-located | prefill | decode
+	DPRank int
+	Steps  int64 // steps (pipeline batches) it ran, dummy passes included
 }

@@ -66,6 +66,10 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	for _, e := range cov.Examples {
 		line("  e.g.:", e)
 	}
+	if len(res.Engines) > 1 {
+		fmt.Fprintln(w, center("Per engine", '-'))
+		fmt.Fprint(w, perEngine(res))
+	}
 	if stages := perStage(res); stages != "" {
 		fmt.Fprintln(w, center("Per stage", '-'))
 		fmt.Fprint(w, stages)
@@ -89,6 +93,33 @@ func describeRate(sc *scenarios.Scenario) string {
 		return "inf (every request sent at t = 0)"
 	}
 	return fmt.Sprintf("%g req/s (burstiness %g)", float64(a.RequestRate), a.Burstiness)
+}
+
+// perEngine summarizes each engine core of a multi-engine run: requests
+// it finished (decode side for disaggregated runs), their mean TTFT, and
+// its steps.
+func perEngine(res *sim.Result) string {
+	done := make([]int, len(res.Engines))
+	ttft := make([]float64, len(res.Engines))
+	for _, r := range res.Requests {
+		if !r.Failed && r.FinishNs >= 0 && r.Engine < len(done) {
+			done[r.Engine]++
+			ttft[r.Engine] += float64(r.TTFTNs()) / 1e6
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %-8s %7s %9s %14s %9s\n", "engine", "pool", "dp_rank", "completed", "mean TTFT ms", "steps")
+	for i, e := range res.Engines {
+		pool, mean := e.Pool, "-"
+		if pool == "" {
+			pool = "-"
+		}
+		if done[i] > 0 {
+			mean = strconv.FormatFloat(ttft[i]/float64(done[i]), 'f', 2, 64)
+		}
+		fmt.Fprintf(&b, "%-7d %-8s %7d %9d %14s %9d\n", e.ID, pool, e.DPRank, done[i], mean, e.Steps)
+	}
+	return b.String()
 }
 
 // perStage summarizes each load stage of a staged run (empty otherwise).
@@ -187,25 +218,28 @@ func rateJSON(sc *scenarios.Scenario) any {
 
 // requestRow is one --requests-csv row; times in seconds from the start.
 type requestRow struct {
-	ID          int     `csv:"request_id"`
-	Stage       int     `csv:"stage"`
-	Engine      int     `csv:"engine"`
-	Arrival     float64 `csv:"arrival_s"`
-	FirstToken  float64 `csv:"first_token_s"`
-	Finish      float64 `csv:"finish_s"`
-	TTFTMs      float64 `csv:"ttft_ms"`
-	E2EMs       float64 `csv:"e2el_ms"`
-	Prompt      int     `csv:"prompt_tokens"`
-	Cached      int     `csv:"cached_tokens"`
-	Output      int     `csv:"output_tokens"`
-	Preemptions int     `csv:"preemptions"`
-	Failed      bool    `csv:"failed"`
+	ID           int     `csv:"request_id"`
+	Stage        int     `csv:"stage"`
+	Engine       int     `csv:"engine"`
+	PrefillEng   int     `csv:"prefill_engine"`
+	TransferDone float64 `csv:"kv_transfer_done_s"`
+	Arrival      float64 `csv:"arrival_s"`
+	FirstToken   float64 `csv:"first_token_s"`
+	Finish       float64 `csv:"finish_s"`
+	TTFTMs       float64 `csv:"ttft_ms"`
+	E2EMs        float64 `csv:"e2el_ms"`
+	Prompt       int     `csv:"prompt_tokens"`
+	Cached       int     `csv:"cached_tokens"`
+	Output       int     `csv:"output_tokens"`
+	Preemptions  int     `csv:"preemptions"`
+	Failed       bool    `csv:"failed"`
 }
 
 func writeRequests(path string, reqs []sim.RequestRecord) error {
 	rows := make([]requestRow, len(reqs))
 	for i, r := range reqs {
-		rows[i] = requestRow{ID: r.ID, Stage: r.Stage, Engine: r.Engine, Arrival: sec(r.SendNs), FirstToken: sec(r.FirstTokenNs),
+		rows[i] = requestRow{ID: r.ID, Stage: r.Stage, Engine: r.Engine, PrefillEng: r.PrefillEngine, TransferDone: sec(r.TransferDoneNs),
+			Arrival: sec(r.SendNs), FirstToken: sec(r.FirstTokenNs),
 			Finish: sec(r.FinishNs), Prompt: r.PromptTokens, Cached: r.CachedTokens, Output: r.OutputTokens,
 			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1}
 		if r.FirstTokenNs >= 0 {
@@ -243,7 +277,7 @@ type stepWriter struct {
 	rec []string
 }
 
-var stepHeader = []string{"engine", "start_s", "duration_ms", "prefill_tokens", "decode_tokens", "padded_tokens", "cuda_graph",
+var stepHeader = []string{"engine", "dp_rank", "pp_stage", "pool", "dummy", "start_s", "duration_ms", "prefill_tokens", "decode_tokens", "padded_tokens", "cuda_graph",
 	"running", "waiting", "kv_blocks_used", "preempted", "device_ms", "host_ms"}
 
 func newStepWriter(path string) (*stepWriter, error) {
@@ -263,19 +297,11 @@ func (s *stepWriter) add(r sim.StepRecord) {
 		return
 	}
 	ms := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 4, 64) }
-	s.rec[0] = strconv.Itoa(r.Engine)
-	s.rec[1] = strconv.FormatFloat(float64(r.StartNs)/1e9, 'f', 6, 64)
-	s.rec[2] = ms(r.DurationNs)
-	s.rec[3] = strconv.Itoa(r.PrefillTokens)
-	s.rec[4] = strconv.Itoa(r.DecodeTokens)
-	s.rec[5] = strconv.Itoa(r.PaddedTokens)
-	s.rec[6] = strconv.FormatBool(r.Graph)
-	s.rec[7] = strconv.Itoa(r.Running)
-	s.rec[8] = strconv.Itoa(r.Waiting)
-	s.rec[9] = strconv.Itoa(r.KVBlocksUsed)
-	s.rec[10] = strconv.Itoa(r.Preempted)
-	s.rec[11] = ms(r.DeviceNs)
-	s.rec[12] = ms(r.HostNs)
+	s.rec = append(s.rec[:0], strconv.Itoa(r.Engine), strconv.Itoa(r.DPRank), strconv.Itoa(r.PPStage), r.Pool,
+		strconv.FormatBool(r.Dummy), strconv.FormatFloat(float64(r.StartNs)/1e9, 'f', 6, 64), ms(r.DurationNs),
+		strconv.Itoa(r.PrefillTokens), strconv.Itoa(r.DecodeTokens), strconv.Itoa(r.PaddedTokens),
+		strconv.FormatBool(r.Graph), strconv.Itoa(r.Running), strconv.Itoa(r.Waiting), strconv.Itoa(r.KVBlocksUsed),
+		strconv.Itoa(r.Preempted), ms(r.DeviceNs), ms(r.HostNs))
 	s.err = s.w.Write(s.rec)
 }
 

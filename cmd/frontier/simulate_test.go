@@ -137,7 +137,7 @@ func TestSimulateRequestsCSV(t *testing.T) {
 	_, stderr, err := run(t, withTiny("--requests-csv", path)...)
 	require.NoError(t, err, stderr)
 	rows := readCSV(t, path)
-	assert.Equal(t, []string{"request_id", "stage", "engine", "arrival_s", "first_token_s", "finish_s", "ttft_ms", "e2el_ms",
+	assert.Equal(t, []string{"request_id", "stage", "engine", "prefill_engine", "kv_transfer_done_s", "arrival_s", "first_token_s", "finish_s", "ttft_ms", "e2el_ms",
 		"prompt_tokens", "cached_tokens", "output_tokens", "preemptions", "failed"}, rows[0])
 	require.Len(t, rows, 1+20, "one row per request")
 	id, prompt, out, failed, ttft, e2e := column(t, rows, "request_id"), column(t, rows, "prompt_tokens"),
