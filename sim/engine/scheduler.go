@@ -136,15 +136,6 @@ func (s *Scheduler) Schedule(out *Step) {
 			budget -= n
 		}
 	}
-	for i := range out.Items {
-		it := &out.Items[i]
-		it.Req.NumComputed += it.NumNew
-		it.Samples = it.Req.NumComputed >= it.Req.known()
-		if it.Samples {
-			it.Req.Pending++
-			out.NumSampled++
-		}
-	}
 	out.KVBlocksUsed = s.Pool.NumUsed()
 	out.NumRunning = len(s.running)
 	out.NumWaiting = s.waiting.len()
@@ -167,13 +158,24 @@ func (s *Scheduler) newTokens(r *Request, computed, budget int) int {
 	return n
 }
 
+// emit adds r's n tokens to the step and advances its computed tokens
+// (vLLM advances num_computed_tokens at schedule time). A request whose
+// computed tokens catch up with its known tokens samples at the end of
+// the step (a placeholder until then).
 func (s *Scheduler) emit(out *Step, r *Request, n int) {
 	decode := r.NumComputed >= r.PromptTokens && n == 1
-	out.Items = append(out.Items, Scheduled{Req: r, NumNew: n, Computed: r.NumComputed, Decode: decode})
+	computed := r.NumComputed
+	r.NumComputed += n
+	samples := r.NumComputed >= r.known()
+	if samples {
+		r.Pending++
+		out.NumSampled++
+	}
+	out.Items = append(out.Items, Scheduled{Req: r, NumNew: n, Computed: computed, Decode: decode, Samples: samples})
 	out.NumTokens += n
 	if decode {
 		out.NumDecode++
-		out.DecodeCtxSum += int64(r.NumComputed + 1)
+		out.DecodeCtxSum += int64(computed + 1)
 	} else {
 		out.NumPrefill += n
 		out.PrefillReqs++
