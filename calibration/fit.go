@@ -34,11 +34,16 @@ type Param struct {
 //     which isolated kernel timings do not include.
 //   - process_per_req_ns: host time per scheduled request per step; it
 //     matters only where host work outgrows the device (async overlap).
+//   - api_request_ns, api_token_ns: the API server process's CPU work per
+//     request and per streamed output token; one process serves them in
+//     turn, so they queue at high token rates (TTFT tails, slower E2E).
 var FitParams = []Param{
 	{"request_overhead_ns", 1e6, func(h *predictor.HostModel) *float64 { return &h.RequestOverheadNs }},
 	{"step_gap_ns", 1e5, func(h *predictor.HostModel) *float64 { return &h.StepGapNs }},
 	{"layer_gap_ns", 1e4, func(h *predictor.HostModel) *float64 { return &h.LayerGapNs }},
 	{"process_per_req_ns", 1e4, func(h *predictor.HostModel) *float64 { return &h.ProcessPerReqNs }},
+	{"api_request_ns", 1e5, func(h *predictor.HostModel) *float64 { return &h.APIRequestNs }},
+	{"api_token_ns", 1e4, func(h *predictor.HostModel) *float64 { return &h.APITokenNs }},
 }
 
 // File is a calibration file: the host model to use and how it was fitted.

@@ -27,9 +27,16 @@ type HostModel struct {
 	StepGapNs          float64 `json:"step_gap_ns"`           // GPU idle per step (input copy, sampled-token copy back, sync)
 	LayerGapNs         float64 `json:"layer_gap_ns"`          // GPU idle per layer per step (kernel boundaries the isolated tables do not see)
 	KernelLaunchNs     float64 `json:"kernel_launch_ns"`      // one eager kernel launch
-	TokenizePerTokenNs float64 `json:"tokenize_per_token_ns"` // API server, per prompt token
-	RequestOverheadNs  float64 `json:"request_overhead_ns"`   // API server per request (HTTP, tokenizer call, engine hand-off)
-	StreamPerTokenNs   float64 `json:"stream_per_token_ns"`   // detokenize + SSE per output token (latency added)
+	TokenizePerTokenNs float64 `json:"tokenize_per_token_ns"` // API server CPU, per prompt token (serialized)
+	RequestOverheadNs  float64 `json:"request_overhead_ns"`   // per request, latency outside the API server's CPU (HTTP, client, hand-off)
+	StreamPerTokenNs   float64 `json:"stream_per_token_ns"`   // per output token, latency after the API server (network, client)
+	// APIRequestNs and APITokenNs are the API server process's CPU work per
+	// request (accept, tokenize call, hand-off) and per output token
+	// (detokenize, SSE): one Python process serves them in turn, so they
+	// queue behind each other at high token rates (vLLM's default
+	// --api-server-count 1).
+	APIRequestNs float64 `json:"api_request_ns"`
+	APITokenNs   float64 `json:"api_token_ns"`
 }
 
 // DefaultHost is the uncalibrated host model.
@@ -51,15 +58,11 @@ func (h HostModel) HostNs(b *Batch) float64 {
 		h.SampleNs + h.ProcessNs + h.ProcessPerReqNs*float64(b.NumSampled)
 }
 
-// FrontEndInNs is the API server's time before the engine sees a request
-// of prompt tokens (tokenize and hand-off), ns.
-func (h HostModel) FrontEndInNs(prompt int) int64 {
-	return int64(h.RequestOverheadNs + h.TokenizePerTokenNs*float64(prompt))
+// APIInServiceNs is the API server CPU time to take in a request of
+// prompt tokens, ns.
+func (h HostModel) APIInServiceNs(prompt int) int64 {
+	return int64(h.APIRequestNs + h.TokenizePerTokenNs*float64(prompt))
 }
-
-// FrontEndOutNs is the delay between a token leaving the engine and the
-// client receiving it (detokenize, SSE), ns.
-func (h HostModel) FrontEndOutNs() int64 { return int64(h.StreamPerTokenNs) }
 
 //go:embed calibrated/h100-sxm.json
 var h100Calibration []byte

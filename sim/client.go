@@ -71,7 +71,8 @@ func (c *client) arrive(s *Sim, r *record) {
 func (c *client) send(s *Sim, r *record) {
 	c.inflight++
 	r.out.SendNs = s.now
-	s.queue.push(s.now+s.host.FrontEndInNs(r.plan.PromptTokens), engineAdmit{r})
+	in := s.api.serve(s.now, s.host.APIInServiceNs(r.plan.PromptTokens))
+	s.queue.push(in+int64(s.host.RequestOverheadNs), engineAdmit{r})
 	if c.cfg.TimeoutNs > 0 {
 		c.deadlines = append(c.deadlines, r)
 		if len(c.deadlines)-c.deadHead == 1 {

@@ -20,6 +20,9 @@ type Sim struct {
 	progress func(done, total int)
 	finished int
 	itl      *Histogram
+	api      apiServer
+	tokSvc   int64 // API server work per output token, ns
+	tokDelay int64 // delay after the API server per token, ns
 }
 
 // Options are a run's optional outputs.
@@ -34,7 +37,8 @@ type Options struct {
 // New assembles a simulation of plan on cores.
 // A nil router means least-loaded routing over all cores (one pool).
 func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostModel, c ClientConfig, opt Options) *Sim {
-	s := &Sim{cores: cores, host: host, stepSink: opt.StepSink, progress: opt.Progress, itl: NewHistogram()}
+	s := &Sim{cores: cores, host: host, stepSink: opt.StepSink, progress: opt.Progress, itl: NewHistogram(),
+		tokSvc: int64(host.APITokenNs), tokDelay: int64(host.StreamPerTokenNs)}
 	if router == nil {
 		router = LeastLoaded{}
 	}
@@ -97,7 +101,11 @@ func (s *Sim) token(r *record) {
 	if r.done || r.phase == phasePrefill {
 		return
 	}
-	at := s.now + s.host.FrontEndOutNs()
+	at := s.now
+	if s.tokSvc > 0 {
+		at = s.api.serve(at, s.tokSvc)
+	}
+	at += s.tokDelay
 	if r.out.FirstTokenNs < 0 {
 		r.out.FirstTokenNs = at
 		r.out.CachedTokens = r.req.CachedTokens

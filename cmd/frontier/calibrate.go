@@ -49,8 +49,11 @@ files or substrings of scenario file names under --cells (for example
 			}
 			errw := cmd.ErrOrStderr()
 			fmt.Fprintf(errw, "calibrate: %d training scenarios\n", len(cs))
+			// Start from the committed fit: the optimizer converges faster
+			// from a good point; the result does not depend on it otherwise.
+			start, _ := predictor.DefaultHostFor(cs[0].Setup.Hardware.Name)
 			file, err := calibration.Fit(cs, calibration.FitOptions{
-				Start: predictor.DefaultHost(), MaxEvals: maxEvals, Workers: 2,
+				Start: start, MaxEvals: maxEvals, Workers: 2,
 				Log: func(f string, a ...any) { fmt.Fprintf(errw, f+"\n", a...) },
 			})
 			if err != nil {
