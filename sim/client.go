@@ -71,7 +71,13 @@ func (c *client) arrive(s *Sim, r *record) {
 func (c *client) send(s *Sim, r *record) {
 	c.inflight++
 	r.out.SendNs = s.now
-	in := s.api.serve(s.now, s.host.APIInServiceNs(r.plan.PromptTokens))
+	// vLLM starts one API server per DP rank by default (api_server_count
+	// = data_parallel_size, vllm/entrypoints/cli/serve.py); connections
+	// spread over them, and a request's tokens stream back through the
+	// server that took it in.
+	p := s.pools[0]
+	r.api = &p.cores[r.plan.ID%len(p.cores)].api
+	in := r.api.serve(s.now, s.host.APIInServiceNs(r.plan.PromptTokens))
 	s.queue.push(in+int64(s.host.RequestOverheadNs), engineAdmit{r})
 	if c.cfg.TimeoutNs > 0 {
 		c.deadlines = append(c.deadlines, r)

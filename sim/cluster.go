@@ -134,6 +134,7 @@ func (s *Sim) startDecode(r *record) {
 	}
 	r.phase = phaseDecode
 	r.out.TransferDoneNs = s.now
+	defer func() { r.api = &r.core.api }() // the decode instance's API server streams
 	r.req = engine.Request{
 		ID: r.plan.ID, PromptTokens: r.plan.PromptTokens, MaxTokens: r.plan.OutputTokens,
 		PrefixKey: r.plan.PrefixKey, PrefixTokens: r.plan.PrefixTokens, ContentKey: r.plan.ContentKey,

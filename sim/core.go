@@ -31,6 +31,7 @@ type Core struct {
 	PP     int
 
 	group     *dpGroup
+	api       apiServer // the API server process paired with this engine
 	busy      bool
 	kicking   bool // a kick event is queued
 	stepStart int64

@@ -1,9 +1,11 @@
 package sim
 
-// apiServer is vLLM's API server process as one FIFO server: it takes in
+// apiServer is one vLLM API server process as a FIFO server: it takes in
 // requests (tokenize, hand-off) and streams output tokens (detokenize,
 // SSE) one piece of work at a time, so at high token rates a request's
-// intake and every token wait behind the work ahead of them.
+// intake and every token wait behind the work ahead of them. There is one
+// per engine core: vLLM's default api_server_count is the DP size, and
+// each disaggregated instance runs its own.
 type apiServer struct {
 	free int64 // when the server is next idle, ns
 }

@@ -51,6 +51,7 @@ func (r *RequestRecord) TPOTNs() float64 {
 // what the client has seen.
 type record struct {
 	phase   phase
+	api     *apiServer // the API server streaming its tokens
 	plan    workload.Request
 	req     engine.Request
 	core    *Core

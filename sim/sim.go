@@ -20,7 +20,6 @@ type Sim struct {
 	progress func(done, total int)
 	finished int
 	itl      *Histogram
-	api      apiServer
 	tokSvc   int64 // API server work per output token, ns
 	tokDelay int64 // delay after the API server per token, ns
 }
@@ -103,7 +102,7 @@ func (s *Sim) token(r *record) {
 	}
 	at := s.now
 	if s.tokSvc > 0 {
-		at = s.api.serve(at, s.tokSvc)
+		at = r.api.serve(at, s.tokSvc)
 	}
 	at += s.tokDelay
 	if r.out.FirstTokenNs < 0 {
