@@ -56,6 +56,9 @@ func Gate(files []string, opt GateOptions) ([]Row, error) {
 			}
 			return true
 		})
+		if len(files) == 0 {
+			return nil, fmt.Errorf("--only %v: no scenario file name matches", opt.Cells)
+		}
 	}
 	workers := opt.Workers
 	if workers <= 0 {

@@ -62,6 +62,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			return fmt.Errorf("%s: must be a list", path)
 		}
 		for i, c := range n.Content {
+			if c.Kind == yaml.ScalarNode && c.Tag == "!!null" {
+				return fmt.Errorf("%s[%d]: empty entry (null)", path, i)
+			}
 			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}

@@ -194,7 +194,8 @@ var errEmpty = errors.New("empty file: no YAML document (want at least hardware,
 // validating (call Validate after any flag overrides).
 func Parse(data []byte) (*Scenario, error) {
 	var root yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errEmpty
 		}
@@ -202,6 +203,10 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	if len(root.Content) == 0 || root.Content[0].Tag == "!!null" {
 		return nil, errEmpty
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fmt.Errorf("more than one YAML document (---): a scenario is one document")
 	}
 	if err := checkKeys(&root, reflect.TypeOf(Scenario{}), ""); err != nil {
 		return nil, err

@@ -252,7 +252,7 @@ func TestBadScenarios(t *testing.T) {
 		{"hardware missing", "deployment: {model: x}\n", "hardware: required (h100-sxm | h200-sxm | h800)", nil},
 		{"deployment missing", "hardware: h100-sxm\n", "deployment: required (or disaggregation)", nil},
 		{"both deployments", "hardware: h100-sxm\ndeployment: {model: x}\ndisaggregation: {prefill: {instances: 1}, decode: {instances: 1}}\n", "deployment and disaggregation: give one, not both", nil},
-		{"disaggregation instances 0", "hardware: h100-sxm\ndisaggregation: {prefill: {instances: 0, deployment: {model: x}}, decode: {instances: 1, deployment: {model: x}}}\n", "disaggregation.prefill.instances: must be ≥ 1, got 0", nil},
+		{"disaggregation instances 0", "hardware: h100-sxm\ndisaggregation: {prefill: {instances: 0, deployment: {model: x}}, decode: {instances: 1, deployment: {model: x}}}\n", "disaggregation.prefill.instances: required, an integer ≥ 1 (got 0)", nil},
 		{"kv_transfer bandwidth 0", "hardware: h100-sxm\ndisaggregation: {prefill: {instances: 1, deployment: {model: x}}, decode: {instances: 1, deployment: {model: x}}, kv_transfer: {bandwidth_gbps: 0}}\n", "disaggregation.kv_transfer.bandwidth_gbps: must be > 0, got 0", nil},
 		{"malformed YAML", "hardware: [h100\n", "malformed YAML:", nil},
 		{"malformed indentation", "hardware: h100-sxm\n deployment: x\n", "malformed YAML:", nil},

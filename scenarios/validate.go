@@ -42,7 +42,7 @@ func (s *Scenario) Validate() error {
 			pool *Pool
 		}{{"disaggregation.prefill", &d.Prefill}, {"disaggregation.decode", &d.Decode}} {
 			if p.pool.Instances < 1 {
-				return fmt.Errorf("%s.instances: must be ≥ 1, got %d", p.name, p.pool.Instances)
+				return fmt.Errorf("%s.instances: required, an integer ≥ 1 (got %d)", p.name, p.pool.Instances)
 			}
 			if err := p.pool.Deployment.Validate(p.name + ".deployment"); err != nil {
 				return err
@@ -57,7 +57,10 @@ func (s *Scenario) Validate() error {
 			}
 		}
 	}
-	return s.Workload.Validate()
+	if err := s.Workload.Validate(); err != nil {
+		return err
+	}
+	return s.checkBounds()
 }
 
 // Validate checks a deployment's values; path prefixes the key names.

@@ -112,9 +112,6 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 	if st.Plan, err = workload.Build(&sc.Workload, sc.Resolve); err != nil {
 		return nil, err
 	}
-	if err := checkLengths(st.Plan, st.Engine.MaxModelLen); err != nil {
-		return nil, err
-	}
 	a := sc.Workload.Arrivals
 	if a.MaxConcurrency != nil {
 		st.Client.MaxConcurrency = *a.MaxConcurrency
@@ -265,20 +262,6 @@ func tableDtype(flag string, m profiles.ModelSpec, path string) (string, string,
 		return "bfloat16", "dtype float16: priced from bfloat16 tables (same tensor-core rate and bytes on H100/H200)", nil
 	}
 	return "", "", fmt.Errorf("%s.dtype: no operator tables for %q (priced: bfloat16, float16)", path, d)
-}
-
-// checkLengths refuses requests vLLM's API server would reject: prompt
-// plus max_tokens beyond max_model_len.
-func checkLengths(p *workload.Plan, maxModelLen int) error {
-	for _, st := range p.Stages {
-		for _, r := range st.Requests {
-			if r.PromptTokens+r.OutputTokens > maxModelLen {
-				return fmt.Errorf("workload: a request of %d prompt + %d output tokens exceeds max_model_len %d (vLLM rejects it: \"This model's maximum context length is %d tokens\"); shorten the workload or raise max_model_len",
-					r.PromptTokens, r.OutputTokens, maxModelLen, maxModelLen)
-			}
-		}
-	}
-	return nil
 }
 
 // LoadHost reads a calibration file: JSON with a "host" object of

@@ -71,6 +71,13 @@ func (c *client) arrive(s *Sim, r *record) {
 func (c *client) send(s *Sim, r *record) {
 	c.inflight++
 	r.out.SendNs = s.now
+	if s.maxModelLen > 0 && r.plan.PromptTokens+r.plan.OutputTokens > s.maxModelLen {
+		// vLLM's API server answers 400 ("This model's maximum context
+		// length is …"); bench serve counts the request as failed.
+		r.out.Rejected = true
+		s.finish(r, true)
+		return
+	}
 	// vLLM starts one API server per DP rank by default (api_server_count
 	// = data_parallel_size, vllm/entrypoints/cli/serve.py); connections
 	// spread over them, and a request's tokens stream back through the

@@ -52,6 +52,11 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 	}
 	s := New(st.Plan, all, nil, st.Host, st.Client, opt)
 	s.pools = pools
+	for _, d := range st.Pools {
+		if s.maxModelLen == 0 || d.Engine.MaxModelLen < s.maxModelLen {
+			s.maxModelLen = d.Engine.MaxModelLen
+		}
+	}
 	if st.Disagg != nil {
 		pre, dec := st.Pools[0], st.Pools[1]
 		s.disagg = &disagg{

@@ -26,6 +26,7 @@ func Percentile(sorted []float64, p float64) float64 {
 type BenchSummary struct {
 	Completed            int     `json:"completed"`
 	Failed               int     `json:"failed"`
+	Rejected             int     `json:"-"`        // of Failed: refused for exceeding max_model_len
 	Duration             float64 `json:"duration"` // s, first send to last response
 	TotalInputTokens     int     `json:"total_input_tokens"`
 	TotalOutputTokens    int     `json:"total_output_tokens"`
@@ -56,6 +57,9 @@ func Summarize(reqs []RequestRecord, itl *Histogram, percentiles []float64) Benc
 		end = max(end, r.FinishNs)
 		if r.Failed || r.FinishNs < 0 {
 			s.Failed++
+			if r.Rejected {
+				s.Rejected++
+			}
 			continue
 		}
 		s.Completed++

@@ -18,7 +18,10 @@ type RequestRecord struct {
 	CachedTokens int // prefix-cache hit at admission
 	OutputTokens int // tokens received
 	Preemptions  int
-	Failed       bool // client timeout expired first (request aborted)
+	Failed       bool // client timeout expired first (request aborted), or rejected
+	// Rejected: prompt + output tokens exceed max_model_len; the API server
+	// refused it (HTTP 400) and it never reached an engine.
+	Rejected bool
 	// ITLSumNs is the sum of inter-token gaps (FinishNs − FirstTokenNs
 	// for completed requests).
 	ITLSumNs int64

@@ -21,7 +21,9 @@ type Sim struct {
 	finished int
 	itl      *Histogram
 	tokSvc   int64 // API server work per output token, ns
-	tokDelay int64 // delay after the API server per token, ns
+	// maxModelLen rejects requests longer than max_model_len (0 = none).
+	maxModelLen int
+	tokDelay    int64 // delay after the API server per token, ns
 }
 
 // Options are a run's optional outputs.

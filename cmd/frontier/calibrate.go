@@ -35,6 +35,12 @@ files or substrings of scenario file names under --cells (for example
 			if out == "" {
 				return bad(fmt.Errorf("--out: required (calibration JSON to write)"))
 			}
+			if maxEvals < 1 {
+				return bad(fmt.Errorf("--max-evals: must be ≥ 1, got %d", maxEvals))
+			}
+			if err := checkWritable("--out", out); err != nil {
+				return bad(err)
+			}
 			files, err := trainFiles(cells, train)
 			if err != nil {
 				return bad(err)

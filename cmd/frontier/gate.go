@@ -40,6 +40,9 @@ verdicts; --strict exits 1 on any FAIL.`,
 			if seeds < 1 {
 				return bad(fmt.Errorf("--seeds: must be ≥ 1, got %d", seeds))
 			}
+			if workers < 0 {
+				return bad(fmt.Errorf("--workers: must be ≥ 0 (0 = one per CPU), got %d", workers))
+			}
 			files, err := calibration.ScenarioFiles(cells)
 			if err != nil {
 				return bad(fmt.Errorf("--cells: %w (the default is relative: run from the repository root, or pass --cells DIR)", err))

@@ -43,6 +43,9 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	line("Request rate:", describeRate(sc))
 	line("Successful requests:", s.Completed)
 	line("Failed requests:", s.Failed)
+	if s.Rejected > 0 {
+		line("  rejected (prompt + output > max_model_len):", s.Rejected)
+	}
 	line("Benchmark duration (s):", f2(s.Duration))
 	line("Total input tokens:", s.TotalInputTokens)
 	line("Total generated tokens:", s.TotalOutputTokens)

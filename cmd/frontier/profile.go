@@ -19,6 +19,13 @@ what shapes one set covers; 'profile compare A B' prints latency ratios where
 two sets measured the same shape. Measure your own GPUs with
 profiles/collect (see profiles/collect/README.md) and point
 'frontier simulate --profile-dir' at the result.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return bad(fmt.Errorf("profile: unknown subcommand %q (show | compare)", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newProfileShowCmd(), newProfileCompareCmd())
 	return cmd

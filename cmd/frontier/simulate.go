@@ -148,8 +148,8 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		sc.Calibration = &p
 	}
 	if sc.Deployment == nil {
-		if sc.Disaggregation != nil && anySet(set, "model", "dtype", "tensor-parallel-size", "max-num-seqs", "max-num-batched-tokens") {
-			return nil, fmt.Errorf("deployment flags do not apply to a disaggregated scenario; edit its prefill/decode deployments")
+		if sc.Disaggregation != nil && anySet(set, deploymentFlags...) {
+			return nil, fmt.Errorf("deployment flags (%s) do not apply to a disaggregated scenario; edit its prefill/decode deployments", strings.Join(setFlags(set, deploymentFlags), ", "))
 		}
 	} else {
 		applyDeployment(sc.Deployment, f, set)
@@ -158,6 +158,22 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		return nil, err
 	}
 	return sc, nil
+}
+
+// deploymentFlags are the `vllm serve` flags that edit scenario.deployment.
+var deploymentFlags = []string{"model", "dtype", "tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size",
+	"enable-expert-parallel", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization",
+	"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "long-prefill-token-threshold", "enforce-eager",
+	"kv-cache-dtype", "num-gpu-blocks-override", "cuda-graph-sizes", "async-scheduling", "no-async-scheduling"}
+
+func setFlags(set func(string) bool, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if set(n) {
+			out = append(out, "--"+n)
+		}
+	}
+	return out
 }
 
 func anySet(set func(string) bool, names ...string) bool {
@@ -250,6 +266,18 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	if set("dataset-name") {
 		w.Dataset = f.dataset
 	}
+	if set("trace") && !set("dataset-name") {
+		w.Dataset = "trace"
+	}
+	randomFlags := []string{"num-prompts", "random-input-len", "random-output-len", "random-range-ratio"}
+	known := w.Dataset == "shared_prefix" || w.Dataset == "trace"
+	if known && anySet(set, randomFlags...) {
+		return fmt.Errorf("%s apply to the random dataset, but the workload's dataset is %s", strings.Join(setFlags(set, randomFlags), ", "), w.Dataset)
+	}
+	rateFlags := []string{"request-rate", "burstiness"}
+	if anySet(set, rateFlags...) && (len(w.Arrivals.Stages) > 0 || w.Dataset == "trace") {
+		return fmt.Errorf("%s do not apply: the scenario's workload.arrivals.stages or the trace set the send times", strings.Join(setFlags(set, rateFlags), ", "))
+	}
 	if anySet(set, "num-prompts", "random-input-len", "random-output-len", "random-range-ratio") {
 		if w.Random == nil {
 			w.Random = &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128}
@@ -319,7 +347,7 @@ func parsePercentiles(s string) ([]float64, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || v <= 0 || v >= 100 {
+		if err != nil || !(v > 0 && v < 100) || len(p) > 12 {
 			return nil, fmt.Errorf("--metric-percentiles: each must be a number in (0, 100), got %q", p)
 		}
 		out = append(out, v)
@@ -347,6 +375,11 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	stderr := cmd.ErrOrStderr()
 	if !f.quiet {
 		opt.Progress = progressPrinter(stderr)
+	}
+	for _, out := range []struct{ flag, path string }{{"--save-result", f.saveResult}, {"--requests-csv", f.requestsCSV}} {
+		if err := checkWritable(out.flag, out.path); err != nil {
+			return bad(err)
+		}
 	}
 	var steps *stepWriter
 	if f.stepsCSV != "" {
@@ -441,4 +474,17 @@ func progressPrinter(w io.Writer) func(done, total int) {
 			fmt.Fprintf(w, "simulated %d/%d requests\n", done, total)
 		}
 	}
+}
+
+// checkWritable fails early (before a long run) when an output file cannot
+// be created.
+func checkWritable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return fh.Close()
 }

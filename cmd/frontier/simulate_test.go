@@ -254,7 +254,6 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		{"gpu-memory-utilization NaN", withTiny("--gpu-memory-utilization", "NaN"), []string{"deployment.gpu_memory_utilization: must be in (0, 1], got NaN"}},
 		{"gpu-memory-utilization 1.5", withTiny("--gpu-memory-utilization", "1.5"), []string{"deployment.gpu_memory_utilization: must be in (0, 1], got 1.5"}},
 		{"max-model-len beyond the model", withTiny("--max-model-len", "200000"), []string{"deployment.max_model_len", "200000", "131072"}},
-		{"request longer than max-model-len", withTiny("--max-model-len", "50"), []string{"max_model_len 50", "64 prompt + 8 output"}},
 		{"tensor-parallel-size not dividing heads", withTiny("--tensor-parallel-size", "3"), []string{"deployment.tensor_parallel_size", "(3)"}},
 		{"trace missing", withTiny("--trace", filepath.Join(dir, "nope.csv")), []string{"workload.trace.path", "nope.csv"}},
 		{"trace bad row", withTiny("--trace", badTrace), []string{"line 3", "prompt_tokens", `"-3"`}},
@@ -353,4 +352,15 @@ func TestTraceExampleEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &res))
 	assert.Equal(t, float64(n), res["completed"])
+}
+
+// A request longer than max_model_len is refused by vLLM's API server
+// (HTTP 400) and counted as failed by bench serve; the others still run.
+// 64 prompt + 8 output tokens > 50: every tiny request is rejected.
+func TestRequestsBeyondMaxModelLenAreRejected(t *testing.T) {
+	out, _, err := run(t, withTiny("--max-model-len", "50")...)
+	require.NoError(t, err)
+	assert.Equal(t, 0, summaryInt(t, out, "Successful requests:"))
+	assert.Equal(t, 20, summaryInt(t, out, "Failed requests:"))
+	assert.Contains(t, out, "rejected (prompt + output > max_model_len):")
 }

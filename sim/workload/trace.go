@@ -7,9 +7,20 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+)
+
+// decimal is a plain decimal number (no hex, no digit separators).
+var decimal = regexp.MustCompile(`^[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// Bounds of trace values (the same as the scenario's: scenarios.MaxSeconds,
+// scenarios.MaxTokens), keeping the nanosecond clock far from overflow.
+const (
+	maxArrivalS    = 100_000_000.0
+	maxTraceTokens = 10_000_000
 )
 
 // ReadTrace reads a request trace CSV with a header row and columns
@@ -38,7 +49,11 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) // a UTF-8 BOM before the first column
+		if _, dup := col[h]; dup {
+			return nil, fmt.Errorf("trace %s: column %q appears twice in the header", name, h)
+		}
+		col[h] = i
 	}
 	for _, need := range []string{"arrival_s", "prompt_tokens", "output_tokens"} {
 		if _, ok := col[need]; !ok {
@@ -67,12 +82,12 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 			return nil, fmt.Errorf("trace %s line %d: arrival_s: must be a number ≥ 0 seconds, got %q", name, line, get("arrival_s"))
 		}
 		p, err := strconv.Atoi(get("prompt_tokens"))
-		if err != nil || p < 1 {
-			return nil, fmt.Errorf("trace %s line %d: prompt_tokens: must be an integer ≥ 1, got %q", name, line, get("prompt_tokens"))
+		if err != nil || p < 1 || p > maxTraceTokens {
+			return nil, fmt.Errorf("trace %s line %d: prompt_tokens: must be an integer in [1, %d], got %q", name, line, maxTraceTokens, get("prompt_tokens"))
 		}
 		o, err := strconv.Atoi(get("output_tokens"))
-		if err != nil || o < 1 {
-			return nil, fmt.Errorf("trace %s line %d: output_tokens: must be an integer ≥ 1, got %q", name, line, get("output_tokens"))
+		if err != nil || o < 1 || o > maxTraceTokens {
+			return nil, fmt.Errorf("trace %s line %d: output_tokens: must be an integer in [1, %d], got %q", name, line, maxTraceTokens, get("output_tokens"))
 		}
 		id := len(reqs)
 		req := Request{ID: id, At: int64(math.Round(at * 1e9)), PromptTokens: p, OutputTokens: o, ContentKey: uniqueKey(id), UniquePrompt: true}
