@@ -108,16 +108,19 @@ func perEngine(res *sim.Result) string {
 		if !r.Failed && r.FinishNs >= 0 && r.Engine < len(done) {
 			done[r.Engine]++
 			ttft[r.Engine] += float64(r.TTFTNs()) / 1e6
+			if r.TransferDoneNs >= 0 && r.PrefillEngine < len(done) && r.PrefillEngine != r.Engine {
+				done[r.PrefillEngine]++ // prefilled there
+			}
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-7s %-8s %7s %9s %14s %9s\n", "engine", "pool", "dp_rank", "completed", "mean TTFT ms", "steps")
+	fmt.Fprintf(&b, "%-7s %-8s %7s %9s %14s %9s\n", "engine", "pool", "dp_rank", "requests", "mean TTFT ms", "steps")
 	for i, e := range res.Engines {
 		pool, mean := e.Pool, "-"
 		if pool == "" {
 			pool = "-"
 		}
-		if done[i] > 0 {
+		if done[i] > 0 && e.Pool != "prefill" {
 			mean = strconv.FormatFloat(ttft[i]/float64(done[i]), 'f', 2, 64)
 		}
 		fmt.Fprintf(&b, "%-7d %-8s %7d %9d %14s %9d\n", e.ID, pool, e.DPRank, done[i], mean, e.Steps)
@@ -188,6 +191,7 @@ func saveResult(path string, sc *scenarios.Scenario, st *sim.Setup, res *sim.Res
 			"hardware":             st.Hardware.Name,
 			"tensor_parallel_size": st.Pred.TP,
 			"num_gpu_blocks":       st.Memory.NumBlocks,
+			"pools":                poolsJSON(st),
 			"engine_steps":         res.Steps,
 			"table_lookups":        res.Coverage.Lookups,
 			"extrapolated_lookups": res.Coverage.Extrapolated,
@@ -320,4 +324,18 @@ func (s *stepWriter) close() error {
 		s.err = err
 	}
 	return s.err
+}
+
+// poolsJSON describes every deployment of the run (one co-located, or the
+// prefill and decode pools).
+func poolsJSON(st *sim.Setup) []map[string]any {
+	var out []map[string]any
+	for _, d := range st.Pools {
+		out = append(out, map[string]any{
+			"pool": d.Pool, "instances": d.Instances, "model": d.Model.ID, "hardware": d.Hardware.Name,
+			"tensor_parallel_size": d.Pred.TP, "pipeline_parallel_size": d.PP, "data_parallel_size": d.DP,
+			"num_gpu_blocks": d.Memory.NumBlocks,
+		})
+	}
+	return out
 }

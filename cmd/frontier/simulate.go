@@ -136,6 +136,15 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		sc = defaultScenario()
 	}
 	set := cmd.Flags().Changed
+	if f.scenario == "" && cmd.Flags().NFlag() > 0 {
+		for _, n := range append(append([]string{"hardware"}, deploymentFlags...), "dataset-name", "trace", "num-prompts",
+			"random-input-len", "random-output-len", "random-range-ratio", "request-rate", "burstiness", "max-concurrency", "seed", "timeout") {
+			if set(n) {
+				sc.Name = "command line (embedded default + flags)"
+				break
+			}
+		}
+	}
 	if set("hardware") {
 		sc.Hardware = f.hardware
 	}

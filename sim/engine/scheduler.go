@@ -117,6 +117,7 @@ func (s *Scheduler) Schedule(out *Step) {
 				hit = s.computedBlocks(r)
 			}
 			computed := r.NumComputed + len(hit)*s.cfg.BlockSize
+			cached := computed
 			if r.NumComputed == 0 && r.ExternalTokens > computed {
 				hit, computed = nil, r.ExternalTokens // KV from the connector
 			}
@@ -128,7 +129,7 @@ func (s *Scheduler) Schedule(out *Step) {
 			r.NumComputed = computed
 			if !r.admitted {
 				r.admitted = true
-				r.CachedTokens = computed
+				r.CachedTokens = cached
 			}
 			r.Status = Running
 			s.running = append(s.running, r)
