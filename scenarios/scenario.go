@@ -59,6 +59,9 @@ type Deployment struct {
 	// AsyncScheduling mirrors --async-scheduling / --no-async-scheduling
 	// (nil = on, vLLM's default since about 0.12).
 	AsyncScheduling *bool `yaml:"async_scheduling"`
+	// APIServerCount is --api-server-count: API server processes in front
+	// of the engines (nil = vLLM's default, data_parallel_size).
+	APIServerCount *int `yaml:"api_server_count"`
 	// All2AllBackend is VLLM_ALL2ALL_BACKEND for MoE dispatch/combine:
 	// allgather_reducescatter (default) | deepep | pplx.
 	All2AllBackend string `yaml:"all2all_backend"`

@@ -115,6 +115,9 @@ func (d *Deployment) Validate(path string) error {
 	if d.NumGPUBlocksOverride != nil && *d.NumGPUBlocksOverride < 1 {
 		return fmt.Errorf("%s: must be ≥ 1 or null, got %d", k("num_gpu_blocks_override"), *d.NumGPUBlocksOverride)
 	}
+	if d.APIServerCount != nil && (*d.APIServerCount < 1 || *d.APIServerCount > MaxEngines) {
+		return fmt.Errorf("%s: must be in [1, %d] or null (= data_parallel_size), got %d", k("api_server_count"), MaxEngines, *d.APIServerCount)
+	}
 	if d.All2AllBackend != "" && !contains([]string{"allgather_reducescatter", "deepep", "pplx"}, d.All2AllBackend) {
 		return fmt.Errorf("%s: must be allgather_reducescatter, deepep or pplx, got %q", k("all2all_backend"), d.All2AllBackend)
 	}

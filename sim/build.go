@@ -30,6 +30,9 @@ type Deployment struct {
 	PP, DP    int
 	// Lockstep: the DP engines step together (MoE with DP > 1).
 	Lockstep bool
+	// APIServers is the API server processes per instance
+	// (--api-server-count; vLLM's default is the DP size).
+	APIServers int
 }
 
 // GPUs is the GPU count of one instance (TP × PP × DP).
@@ -222,6 +225,10 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		out.Capture = engine.CaptureSizes(eng.MaxNumSeqs, eng.MaxNumBatchedTokens, d.CUDAGraphSizes)
 	}
 	out.Lockstep = m.IsMoE() && out.DP > 1
+	out.APIServers = out.DP
+	if d.APIServerCount != nil {
+		out.APIServers = *d.APIServerCount
+	}
 	if out.PP > 1 && out.Async {
 		// vLLM runs PP with its batch queue (max_concurrent_batches = PP).
 		out.Async = false

@@ -79,11 +79,9 @@ func (c *client) send(s *Sim, r *record) {
 		return
 	}
 	// vLLM starts one API server per DP rank by default (api_server_count
-	// = data_parallel_size, vllm/entrypoints/cli/serve.py); connections
-	// spread over them, and a request's tokens stream back through the
-	// server that took it in.
-	p := s.pools[0]
-	r.api = &p.cores[r.plan.ID%len(p.cores)].api
+	// = data_parallel_size, vllm/entrypoints/cli/serve.py); a request's
+	// tokens stream back through the server that took it in.
+	r.api = s.pools[0].apiFor(r.plan.ID)
 	in := r.api.serve(s.now, s.host.APIInServiceNs(r.plan.PromptTokens))
 	s.queue.push(in+int64(s.host.RequestOverheadNs), engineAdmit{r})
 	if c.cfg.TimeoutNs > 0 {

@@ -16,7 +16,12 @@ type pool struct {
 	cores  []*Core
 	router Router
 	dep    *Deployment
+	apis   []apiServer // API server processes in front of the pool's engines
 }
+
+// apiFor is the API server a request talks to: connections spread evenly
+// over the servers (SO_REUSEPORT), so request i goes to server i mod n.
+func (p *pool) apiFor(id int) *apiServer { return &p.apis[id%len(p.apis)] }
 
 // NewSim assembles a fresh simulation of the setup (engines start empty).
 // A deployment with DP ranks gets one engine core per rank; a MoE model's
@@ -26,7 +31,7 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 	var pools []*pool
 	var all []*Core
 	for _, d := range st.Pools {
-		p := &pool{name: d.Pool, dep: d, router: newRouter(st.Router)}
+		p := &pool{name: d.Pool, dep: d, router: newRouter(st.Router), apis: make([]apiServer, max(1, d.APIServers)*d.Instances)}
 		n := d.DP * d.Instances
 		var group *dpGroup
 		if d.Lockstep {
@@ -139,7 +144,7 @@ func (s *Sim) startDecode(r *record) {
 	}
 	r.phase = phaseDecode
 	r.out.TransferDoneNs = s.now
-	defer func() { r.api = &r.core.api }() // the decode instance's API server streams
+	r.api = s.pools[1].apiFor(r.plan.ID) // the decode side's API server streams
 	r.req = engine.Request{
 		ID: r.plan.ID, PromptTokens: r.plan.PromptTokens, MaxTokens: r.plan.OutputTokens,
 		PrefixKey: r.plan.PrefixKey, PrefixTokens: r.plan.PrefixTokens, ContentKey: r.plan.ContentKey,

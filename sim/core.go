@@ -31,7 +31,6 @@ type Core struct {
 	PP     int
 
 	group     *dpGroup
-	api       apiServer // the API server process paired with this engine
 	busy      bool
 	kicking   bool // a kick event is queued
 	stepStart int64

@@ -3,9 +3,8 @@ package sim
 // apiServer is one vLLM API server process as a FIFO server: it takes in
 // requests (tokenize, hand-off) and streams output tokens (detokenize,
 // SSE) one piece of work at a time, so at high token rates a request's
-// intake and every token wait behind the work ahead of them. There is one
-// per engine core: vLLM's default api_server_count is the DP size, and
-// each disaggregated instance runs its own.
+// intake and every token wait behind the work ahead of them. A pool has
+// api_server_count of them per instance (vLLM's default: the DP size).
 type apiServer struct {
 	free int64 // when the server is next idle, ns
 }

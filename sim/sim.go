@@ -43,7 +43,7 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	if router == nil {
 		router = LeastLoaded{}
 	}
-	s.pools = []*pool{{cores: cores, router: router}}
+	s.pools = []*pool{{cores: cores, router: router, apis: make([]apiServer, len(cores))}}
 	s.client = client{cfg: c, plan: plan}
 	return s
 }

@@ -26,6 +26,7 @@ type simFlags struct {
 	tp, pp, dp                                     int
 	ep, prefixCaching, noPrefixCaching, eager      bool
 	async, noAsync                                 bool
+	apiServers                                     int
 	maxNumSeqs, maxBatched, maxModelLen, blockSize int
 	gpuUtil                                        float64
 	longPrefill, blocksOverride                    int
@@ -85,6 +86,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.IntVar(&f.blocksOverride, "num-gpu-blocks-override", 0, "use this many KV blocks instead of the memory plan")
 	fl.IntSliceVar(&f.graphSizes, "cuda-graph-sizes", nil, "CUDA-graph capture sizes (default: vLLM's)")
 	fl.BoolVar(&f.async, "async-scheduling", true, "schedule one step ahead (vLLM default)")
+	fl.IntVar(&f.apiServers, "api-server-count", 0, "API server processes (default: data-parallel-size, as vLLM)")
 	fl.BoolVar(&f.noAsync, "no-async-scheduling", false, "turn async scheduling off")
 	// vllm bench serve
 	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace")
@@ -173,7 +175,7 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 var deploymentFlags = []string{"model", "dtype", "tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size",
 	"enable-expert-parallel", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization",
 	"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "long-prefill-token-threshold", "enforce-eager",
-	"kv-cache-dtype", "num-gpu-blocks-override", "cuda-graph-sizes", "async-scheduling", "no-async-scheduling"}
+	"kv-cache-dtype", "num-gpu-blocks-override", "cuda-graph-sizes", "async-scheduling", "no-async-scheduling", "api-server-count"}
 
 func setFlags(set func(string) bool, names []string) []string {
 	var out []string
@@ -255,6 +257,10 @@ func applyDeployment(d *scenarios.Deployment, f *simFlags, set func(string) bool
 	if set("async-scheduling") {
 		v := f.async
 		d.AsyncScheduling = &v
+	}
+	if set("api-server-count") {
+		v := f.apiServers
+		d.APIServerCount = &v
 	}
 	if set("no-async-scheduling") && f.noAsync {
 		v := false
