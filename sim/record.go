@@ -55,6 +55,7 @@ func (r *RequestRecord) TPOTNs() float64 {
 type record struct {
 	phase   phase
 	api     *apiServer // the API server streaming its tokens
+	chunkAt int64      // when its latest SSE chunk leaves the API server, ns
 	plan    workload.Request
 	req     engine.Request
 	core    *Core

@@ -97,14 +97,23 @@ func (s *Sim) requestDone(r *record) {
 
 // token records one output token leaving the engine at s.now (the
 // prefill instance's token of a disaggregated request is discarded by the
-// proxy).
+// proxy). The API server streams it as one SSE chunk; if the request's
+// previous chunk is still queued (not yet being served), the token joins
+// that chunk instead, as vLLM's RequestOutputCollector merges outputs the
+// server has not consumed yet. So a saturated API server sends fewer,
+// larger chunks rather than falling ever further behind.
 func (s *Sim) token(r *record) {
 	if r.done || r.phase == phasePrefill {
 		return
 	}
 	at := s.now
 	if s.tokSvc > 0 {
+		if r.chunkAt-s.tokSvc > s.now {
+			r.out.OutputTokens++ // merged into the queued chunk
+			return
+		}
 		at = r.api.serve(at, s.tokSvc)
+		r.chunkAt = at
 	}
 	at += s.tokDelay
 	if r.out.FirstTokenNs < 0 {
