@@ -88,7 +88,7 @@ func llamaConfig(t *testing.T, model, hw string, tp int) Config {
 	require.NoError(t, err)
 	tb, err := profiles.DefaultTables(h.TablesHardware)
 	require.NoError(t, err)
-	return Config{Model: m, Hardware: h, Tables: tb, TP: tp, PP: 1, EP: 1, Dtype: "bfloat16", KVDtype: "bfloat16", Host: DefaultHost()}
+	return Config{Model: m, Hardware: h, Tables: tb, TP: tp, PP: 1, Dtype: "bfloat16", KVDtype: "bfloat16", Host: DefaultHost()}
 }
 
 // vLLM reports 7,463 blocks for Llama-2-7b, TP1, H100-SXM 80 GB, 0.9,

@@ -14,7 +14,6 @@ type Config struct {
 	Tables   *profiles.Tables
 	TP       int    // tensor-parallel size
 	PP       int    // pipeline-parallel size (layers split evenly)
-	EP       int    // expert-parallel size (1 = experts split by TP)
 	Dtype    string // weights/activations table dtype: bfloat16 | fp8
 	KVDtype  string // kv cache table dtype: bfloat16 | fp8
 	Eager    bool   // enforce_eager
@@ -63,9 +62,6 @@ func New(cfg Config) (*Predictor, error) {
 	m := cfg.Model
 	if cfg.TP < 1 || cfg.PP < 1 {
 		return nil, fmt.Errorf("predictor: tensor/pipeline parallel sizes must be ≥ 1")
-	}
-	if cfg.EP < 1 {
-		cfg.EP = 1
 	}
 	if cfg.MoEDistribution == "" {
 		cfg.MoEDistribution = "balanced"

@@ -211,7 +211,7 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		return nil, fmt.Errorf("%s: max_num_batched_tokens (%d) must be greater than or equal to max_num_seqs (%d) (vLLM SchedulerConfig)", path, eng.MaxNumBatchedTokens, eng.MaxNumSeqs)
 	}
 	out.Pred = predictor.Config{
-		Model: m, Hardware: out.Hardware, Tables: out.Tables, TP: tp, PP: out.PP, EP: 1, DP: out.DP,
+		Model: m, Hardware: out.Hardware, Tables: out.Tables, TP: tp, PP: out.PP, DP: out.DP,
 		ExpertParallel: d.EnableExpertParallel, All2AllBackend: d.All2AllBackend, MoEDistribution: d.MoEDistribution,
 		Dtype: dtype, KVDtype: kv, Eager: d.EnforceEager, Host: st.Host,
 	}
