@@ -153,4 +153,5 @@ func (s *Sim) startDecode(r *record) {
 	s.route(s.pools[1], r)
 }
 
+// String names the pool for messages.
 func (p *pool) String() string { return fmt.Sprintf("pool %q (%d cores)", p.name, len(p.cores)) }

@@ -15,7 +15,10 @@ import (
 // usageError marks bad user input: exit code 2 (like a flag error).
 type usageError struct{ err error }
 
+// Error is the wrapped error's message.
 func (e usageError) Error() string { return e.err.Error() }
+
+// Unwrap exposes the wrapped error to errors.Is / errors.As.
 func (e usageError) Unwrap() error { return e.err }
 
 func bad(err error) error {
