@@ -83,6 +83,9 @@ func (r *Request) shareable(i, bs int) bool {
 
 // blockHash returns the chained hash of full block i (tokens [i·bs, (i+1)·bs)).
 func (r *Request) blockHash(i, bs int) uint64 {
+	if r.hashes == nil {
+		r.hashes = make([]uint64, 0, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024))
+	}
 	for len(r.hashes) <= i {
 		j := len(r.hashes)
 		end := (j + 1) * bs

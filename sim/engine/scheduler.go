@@ -218,6 +218,9 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	if need < 0 {
 		need = 0
 	}
+	if r.Blocks == nil {
+		r.Blocks = make([]int32, 0, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024))
+	}
 	evictable := 0
 	for _, b := range hit {
 		if s.Pool.refCnt[b] == 0 {
