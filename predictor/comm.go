@@ -15,10 +15,9 @@ const CustomAllReduceMaxBytes = 8 << 20
 // and NCCL tables: latency curves over message size (elements of 2 bytes),
 // log-log interpolated.
 type Comm struct {
-	gpus    int
-	curves  map[string]series // key: op/backend
-	Cov     Coverage
-	missing []string
+	gpus   int
+	curves map[string]series // key: op/backend
+	Cov    Coverage
 }
 
 // NewComm selects the curves for gpus GPUs.

@@ -35,7 +35,7 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	for _, d := range st.Pools {
 		role := "Deployment:"
 		if d.Pool != "" {
-			role = fmt.Sprintf("%s pool (%d×):", strings.Title(d.Pool), d.Instances)
+			role = fmt.Sprintf("%s%s pool (%d×):", strings.ToUpper(d.Pool[:1]), d.Pool[1:], d.Instances)
 		}
 		line(role, fmt.Sprintf("%s on %s, TP %d PP %d DP %d", d.Model.ID, d.Hardware.Name, d.Pred.TP, d.PP, d.DP))
 		line("  KV cache per engine:", fmt.Sprintf("%d blocks (%d tokens)", d.Memory.NumBlocks, d.Memory.MaxTokens(d.Engine.BlockSize)))

@@ -14,9 +14,7 @@ func CaptureSizes(maxNumSeqs, maxNumBatchedTokens int, override []int) []int {
 		sizes = append(sizes, override...)
 	} else {
 		maxSize := min(2*maxNumSeqs, 512)
-		for _, s := range []int{1, 2, 4} {
-			sizes = append(sizes, s)
-		}
+		sizes = append(sizes, 1, 2, 4)
 		for s := 8; s <= 256; s += 8 {
 			sizes = append(sizes, s)
 		}

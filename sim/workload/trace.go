@@ -78,8 +78,8 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 			return ""
 		}
 		at, err := strconv.ParseFloat(get("arrival_s"), 64)
-		if err != nil || !(at >= 0 && at*1e9 < math.MaxInt64) {
-			return nil, fmt.Errorf("trace %s line %d: arrival_s: must be a number ≥ 0 seconds, got %q", name, line, get("arrival_s"))
+		if err != nil || !decimal.MatchString(get("arrival_s")) || !(at >= 0 && at <= maxArrivalS) {
+			return nil, fmt.Errorf("trace %s line %d: arrival_s: must be a decimal number of seconds in [0, %g], got %q", name, line, maxArrivalS, get("arrival_s"))
 		}
 		p, err := strconv.Atoi(get("prompt_tokens"))
 		if err != nil || p < 1 || p > maxTraceTokens {

@@ -67,10 +67,10 @@ func TestParseTraceErrors(t *testing.T) {
 		{"empty file", "", `trace t.csv: empty file (want a header row: arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])`},
 		{"header only", h, "trace t.csv: no requests"},
 		{"missing column", "arrival_s,prompt_tokens\n0,10\n", `trace t.csv: missing column "output_tokens"`},
-		{"bad arrival", h + "0,10,5\nsoon,10,5\n", `trace t.csv line 3: arrival_s: must be a number ≥ 0 seconds, got "soon"`},
-		{"negative arrival", h + "0,10,5\n1,10,5\n-1,10,5\n", `trace t.csv line 4: arrival_s: must be a number ≥ 0 seconds, got "-1"`},
-		{"nan arrival", h + "NaN,10,5\n", `trace t.csv line 2: arrival_s: must be a number ≥ 0 seconds, got "NaN"`},
-		{"overflowing arrival", h + "1e300,10,5\n", `trace t.csv line 2: arrival_s: must be a number ≥ 0 seconds, got "1e300"`},
+		{"bad arrival", h + "0,10,5\nsoon,10,5\n", `trace t.csv line 3: arrival_s: must be a decimal number of seconds in [0, 1e+08], got "soon"`},
+		{"negative arrival", h + "0,10,5\n1,10,5\n-1,10,5\n", `trace t.csv line 4: arrival_s: must be a decimal number of seconds in [0, 1e+08], got "-1"`},
+		{"nan arrival", h + "NaN,10,5\n", `trace t.csv line 2: arrival_s: must be a decimal number of seconds in [0, 1e+08], got "NaN"`},
+		{"overflowing arrival", h + "1e300,10,5\n", `trace t.csv line 2: arrival_s: must be a decimal number of seconds in [0, 1e+08], got "1e300"`},
 		{"bad prompt", h + "0,ten,5\n", `trace t.csv line 2: prompt_tokens: must be an integer in [1, 10000000], got "ten"`},
 		{"fractional prompt", h + "0,10.5,5\n", `trace t.csv line 2: prompt_tokens: must be an integer in [1, 10000000], got "10.5"`},
 		{"zero prompt", h + "0,0,5\n", `trace t.csv line 2: prompt_tokens: must be an integer in [1, 10000000], got "0"`},
@@ -103,4 +103,15 @@ func TestReadTraceFileErrors(t *testing.T) {
 	_, err = ReadTrace(empty)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), empty+": empty file")
+}
+
+// Hex floats and digit separators are not decimal numbers of seconds.
+func TestParseTraceRejectsNonDecimalArrivals(t *testing.T) {
+	for _, v := range []string{"0x1p3", "1_0", "inf"} {
+		_, err := parseTrace(strings.NewReader("arrival_s,prompt_tokens,output_tokens\n"+v+",10,2\n"), "t.csv")
+		assert.ErrorContains(t, err, "arrival_s: must be a decimal number", v)
+	}
+	reqs, err := parseTrace(strings.NewReader("\ufeffarrival_s,prompt_tokens,output_tokens\n1.5e1,10,2\n"), "t.csv")
+	require.NoError(t, err, "a UTF-8 BOM before the header is ignored")
+	assert.Equal(t, int64(15e9), reqs[0].At)
 }
