@@ -148,6 +148,7 @@ func Fit(cells []*Cell, opt FitOptions) (*File, error) {
 	}
 	evals := 0
 	var evalErr error
+	bestF, bestX := math.Inf(1), []float64(nil)
 	f := func(x []float64) float64 {
 		h := hostAt(x)
 		rows, err := EvaluateAll(cells, &h, opt.Workers)
@@ -157,6 +158,9 @@ func Fit(cells []*Cell, opt FitOptions) (*File, error) {
 			return math.Inf(1)
 		}
 		v := Objective(rows)
+		if v < bestF {
+			bestF, bestX = v, append([]float64(nil), x...)
+		}
 		if opt.Log != nil {
 			opt.Log("eval %3d  objective %.5f  x %v", evals, v, fmtX(x))
 		}
@@ -178,7 +182,13 @@ func Fit(cells []*Cell, opt FitOptions) (*File, error) {
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	best := hostAt(res.X)
+	// The best point evaluated (Nelder–Mead's reported point can be worse
+	// when it stops early, for example on a small evaluation budget).
+	bestAt := res.X
+	if bestX != nil {
+		bestAt = bestX
+	}
+	best := hostAt(bestAt)
 	rows, err := EvaluateAll(cells, &best, opt.Workers)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import "fmt"
 // never a silently wrong answer or an out-of-memory crash.
 const (
 	MaxTokens       = 10_000_000    // any length in tokens (prompt, output, max_model_len, budget)
-	MaxRequests     = 10_000_000    // requests in one run
+	MaxRequests     = 2_000_000     // requests in one run (about 1 KB of state each)
 	MaxSeqs         = 1_000_000     // max_num_seqs
 	MaxBlocks       = 50_000_000    // num_gpu_blocks_override
 	MaxEngines      = 1024          // data_parallel_size × instances, per pool

@@ -44,6 +44,10 @@ type Disagg struct {
 	LatencyNs      int64   // per message (one message per layer)
 }
 
+// MaxTotalBlocks bounds the KV blocks of all engines together, so memory
+// stays bounded (each block costs about 45 bytes of simulator state).
+const MaxTotalBlocks = 100_000_000
+
 // Setup is everything resolved from a scenario before the run.
 type Setup struct {
 	// The primary deployment (co-located, or the decode pool): what the
@@ -112,6 +116,13 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		st.Disagg = kvLink(g.KVTransfer, st.Pools[0], st.Pools[1])
 	}
 	st.Deployment = st.Pools[len(st.Pools)-1]
+	total := 0
+	for _, d := range st.Pools {
+		total += d.Engine.NumBlocks * d.DP * d.Instances
+	}
+	if total > MaxTotalBlocks {
+		return nil, fmt.Errorf("the deployment's engines hold %d KV blocks in all; the simulator keeps at most %d (about 45 bytes each): lower data_parallel_size, instances or num_gpu_blocks_override", total, MaxTotalBlocks)
+	}
 	if st.Plan, err = workload.Build(&sc.Workload, sc.Resolve); err != nil {
 		return nil, err
 	}

@@ -82,9 +82,9 @@ func Summarize(reqs []RequestRecord, itl *Histogram, percentiles []float64) Benc
 		mean, std := meanStd(xs)
 		s.Latencies["mean_"+name+"_ms"] = mean
 		s.Latencies["std_"+name+"_ms"] = std
-		s.Latencies["median_"+name+"_ms"] = Percentile(xs, 50)
+		s.Latencies["median_"+name+"_ms"] = percentileOr0(xs, 50)
 		for _, p := range percentiles {
-			s.Latencies["p"+PercentileLabel(p)+"_"+name+"_ms"] = Percentile(xs, p)
+			s.Latencies["p"+PercentileLabel(p)+"_"+name+"_ms"] = percentileOr0(xs, p)
 		}
 	}
 	if itl != nil {
@@ -106,7 +106,7 @@ func PercentileLabel(p float64) string {
 
 func meanStd(xs []float64) (float64, float64) {
 	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
+		return 0, 0
 	}
 	var sum float64
 	for _, x := range xs {
@@ -118,4 +118,13 @@ func meanStd(xs []float64) (float64, float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss / float64(len(xs)))
+}
+
+// percentileOr0 is Percentile, or 0 with no samples (bench serve reports 0
+// for a metric nothing measured).
+func percentileOr0(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return Percentile(sorted, p)
 }

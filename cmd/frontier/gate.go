@@ -37,8 +37,8 @@ verdicts; --strict exits 1 on any FAIL.`,
 			if format != "text" && format != "json" && format != "markdown" {
 				return bad(fmt.Errorf("--format: must be text, json or markdown, got %q", format))
 			}
-			if seeds < 1 {
-				return bad(fmt.Errorf("--seeds: must be ≥ 1, got %d", seeds))
+			if seeds < 1 || seeds > 100 {
+				return bad(fmt.Errorf("--seeds: must be in [1, 100], got %d", seeds))
 			}
 			if workers < 0 {
 				return bad(fmt.Errorf("--workers: must be ≥ 0 (0 = one per CPU), got %d", workers))
@@ -78,7 +78,7 @@ verdicts; --strict exits 1 on any FAIL.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "gate: %d scenarios in %.1f s\n", len(files), time.Since(start).Seconds())
 			}
 			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "gate: some scenarios did not run:\n"+err.Error())
+				return bad(fmt.Errorf("some scenarios did not run (the rows above are the others):\n%w", err))
 			}
 			if _, failed := calibration.Verdicts(rows); strict && failed > 0 {
 				return errStrict
