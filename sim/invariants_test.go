@@ -111,32 +111,10 @@ func TestCodegenRunCompletes(t *testing.T) {
 	assert.False(t, math.IsNaN(sum.Latencies["mean_tpot_ms"]))
 }
 
-// BenchmarkSimulateCodegen simulates the 9,000-request codegen run (tables
-// loaded once, outside the timing; each iteration builds and runs a fresh
-// simulation).
-func BenchmarkSimulateCodegen(b *testing.B) {
-	sc := loadGate(b, "20260217-155451-llama-2-7b-tp1-codegen")
-	st, err := Resolve(sc)
-	require.NoError(b, err)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s, err := st.NewSim(Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		s.Run()
-	}
-}
-
-// BenchmarkDP8EP8Qwen3 simulates Qwen3-30B-A3B on 8 H200s, DP 8 with
-// expert parallelism (8 engine cores in lockstep), serving 100,000 random
-// requests at 60 req/s.
-func BenchmarkDP8EP8Qwen3(b *testing.B) {
-	sc, err := scenarios.Load("../scenarios/examples/qwen3-30b-a3b-h200-dp8-ep.yaml")
-	require.NoError(b, err)
-	sc.Workload.Random.NumPrompts = 100000
-	sc.Workload.Arrivals.RequestRate = 60
+// benchRuns resolves sc once (tables loaded outside the timing) and then
+// builds and runs a fresh simulation per iteration, checking the request
+// count.
+func benchRuns(b *testing.B, sc *scenarios.Scenario, requests int) {
 	require.NoError(b, sc.Validate())
 	st, err := Resolve(sc)
 	require.NoError(b, err)
@@ -147,9 +125,24 @@ func BenchmarkDP8EP8Qwen3(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res := s.Run()
-		if len(res.Requests) != 100000 {
-			b.Fatal("lost requests")
+		if res := s.Run(); len(res.Requests) != requests {
+			b.Fatalf("%d requests, want %d", len(res.Requests), requests)
 		}
 	}
+}
+
+// BenchmarkSimulateCodegen simulates the 9,000-request codegen run.
+func BenchmarkSimulateCodegen(b *testing.B) {
+	benchRuns(b, loadGate(b, "20260217-155451-llama-2-7b-tp1-codegen"), 9000)
+}
+
+// BenchmarkDP8EP8Qwen3 simulates Qwen3-30B-A3B on 8 H200s, DP 8 with
+// expert parallelism (8 engine cores in lockstep), serving 100,000 random
+// requests at 60 req/s.
+func BenchmarkDP8EP8Qwen3(b *testing.B) {
+	sc, err := scenarios.Load("../scenarios/examples/qwen3-30b-a3b-h200-dp8-ep.yaml")
+	require.NoError(b, err)
+	sc.Workload.Random.NumPrompts = 100000
+	sc.Workload.Arrivals.RequestRate = 60
+	benchRuns(b, sc, 100000)
 }
