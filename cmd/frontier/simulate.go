@@ -367,6 +367,9 @@ func parsePercentiles(s string) ([]float64, error) {
 		}
 		out = append(out, v)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--metric-percentiles: give at least one percentile in (0, 100), for example 99 or 50,90,99; got %q", s)
+	}
 	return out, nil
 }
 

@@ -260,6 +260,7 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		{"random flags on a trace", withTiny("--trace", badTrace), []string{"--num-prompts", "apply to the random dataset"}},
 		{"metric-percentiles 150", withTiny("--metric-percentiles", "150"), []string{"--metric-percentiles", `"150"`, "(0, 100)"}},
 		{"metric-percentiles x", withTiny("--metric-percentiles", "50,x"), []string{"--metric-percentiles", `"x"`}},
+		{"metric-percentiles empty", withTiny("--metric-percentiles", ","), []string{"--metric-percentiles", "at least one"}},
 		{"percentile-metrics", withTiny("--percentile-metrics", "ttft,latency"), []string{"--percentile-metrics", `"latency"`}},
 		{"num-prompts 0", withTiny("--num-prompts", "0"), []string{"workload.random.num_prompts: must be ≥ 1, got 0"}},
 		{"block-size 12", withTiny("--block-size", "12"), []string{"deployment.block_size", "got 12"}},
