@@ -9,21 +9,24 @@ import (
 
 	"frontier/calibration"
 	"frontier/predictor"
+	"frontier/sim"
 )
 
 func newCalibrateCmd() *cobra.Command {
 	var (
-		cells, out string
-		train      []string
-		maxEvals   int
+		cells, out, startFile string
+		train                 []string
+		maxEvals              int
 	)
 	cmd := &cobra.Command{
 		Use:   "calibrate --train CELL... --out FILE",
 		Short: "Fit the host and front-end terms to training cells' ground truth",
-		Long: `Fit the host-overhead constants (calibration.FitParams: request_overhead_ns,
-step_gap_ns, layer_gap_ns, process_per_req_ns) by Nelder–Mead on the gated
-metrics of the training cells, and write a calibration file recording the
-cells it saw, the fitted values and the residuals. --train takes scenario
+		Long: `Fit the host and front-end constants (calibration.FitParams: request_overhead_ns,
+step_gap_ns, layer_gap_ns, process_per_req_ns, api_request_ns, api_token_ns)
+by Nelder–Mead on the gated metrics of the training cells, and write a
+calibration file recording the cells it saw, the fitted values and the
+residuals. The search starts from the committed fit or from --start FILE;
+it finds a local minimum, so try more than one start. --train takes scenario
 files or substrings of scenario file names under --cells (for example
 --train llama-2-7b --train mixtral). Report held-out cells with
 'frontier gate --calibration FILE'.`,
@@ -55,9 +58,15 @@ files or substrings of scenario file names under --cells (for example
 			}
 			errw := cmd.ErrOrStderr()
 			fmt.Fprintf(errw, "calibrate: %d training scenarios\n", len(cs))
-			// Start from the committed fit: the optimizer converges faster
-			// from a good point; the result does not depend on it otherwise.
+			// Start from the committed fit unless --start names another
+			// calibration file. Nelder–Mead finds a local minimum, so the
+			// start can matter: try more than one.
 			start, _ := predictor.DefaultHostFor(cs[0].Setup.Hardware.Name)
+			if startFile != "" {
+				if start, err = sim.LoadHost(startFile); err != nil {
+					return bad(fmt.Errorf("--start: %w", err))
+				}
+			}
 			file, err := calibration.Fit(cs, calibration.FitOptions{
 				Start: start, MaxEvals: maxEvals, Workers: 2,
 				Log: func(f string, a ...any) { fmt.Fprintf(errw, f+"\n", a...) },
@@ -81,6 +90,7 @@ files or substrings of scenario file names under --cells (for example
 	fl.StringSliceVar(&train, "train", nil, "training cells: scenario files or file-name substrings (repeatable)")
 	fl.StringVar(&out, "out", "", "calibration file to write")
 	fl.IntVar(&maxEvals, "max-evals", 120, "objective evaluations (each simulates every training cell)")
+	fl.StringVar(&startFile, "start", "", "calibration JSON to start the search from (default: the committed fit)")
 	return cmd
 }
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -500,9 +502,17 @@ func checkWritable(flag, path string) error {
 	if path == "" {
 		return nil
 	}
+	_, statErr := os.Stat(path)
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: %w", flag, err)
 	}
-	return fh.Close()
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// Only a probe: a run refused later must not leave an empty file.
+		return os.Remove(path)
+	}
+	return nil
 }
