@@ -12,9 +12,10 @@ import (
 //
 // Matching: rows with the model's hidden size, expert intermediate size,
 // top-k, expert count, the deployment's MoE TP and EP sizes and the routing
-// distribution. When the exact TP/EP split is absent, the TP=1/EP=1 curve
-// is used with its latency divided by moe_tp × moe_ep (each rank holds that
-// share of the expert weights; stated rule, noted).
+// distribution. When the exact TP/EP split is absent, the nearest measured
+// split that divides it (largest tp'×ep') is used with its latency scaled
+// by tp'·ep'/(moe_tp·moe_ep) (each rank holds that share of the expert
+// weights; stated rule, noted).
 type MoE struct {
 	curve series
 	scale float64
@@ -38,12 +39,26 @@ func NewMoE(rows []profiles.MoERow, dtype string, hidden, inter, topk, experts, 
 	m := &MoE{scale: 1}
 	xs, ys := collect(tp, ep)
 	if len(xs) == 0 {
-		xs, ys = collect(1, 1)
-		if len(xs) == 0 {
+		// The nearest measured split below the requested one: the largest
+		// tp'×ep' with tp' | tp and ep' | ep, scaled by tp'·ep'/(tp·ep).
+		// The H200 Qwen3-30B-A3B rows show why not always TP1/EP1: the
+		// measured TP4 curve is 1.3–1.8× TP1 ÷ 4 (sharded experts lose
+		// efficiency), so the closest split carries most of that loss.
+		bt, be := 0, 0
+		for _, r := range rows {
+			t, e := int(r.MoETP), int(r.MoEEP)
+			if r.Dtype == dtype && r.Hidden == int64(hidden) && r.Inter == int64(inter) && r.TopK == int64(topk) &&
+				r.NumExperts == int64(experts) && r.Distribution == dist && t > 0 && e > 0 &&
+				tp%t == 0 && ep%e == 0 && (t*e > bt*be || (t*e == bt*be && e > be)) {
+				bt, be = t, e
+			}
+		}
+		if bt == 0 {
 			return nil, fmt.Errorf("moe table has no %s rows for hidden %d, inter %d, top-%d of %d experts (%s)", dtype, hidden, inter, topk, experts, dist)
 		}
-		m.scale = 1 / float64(tp*ep)
-		m.Note = fmt.Sprintf("moe: no rows for tp=%d ep=%d; TP1/EP1 latency ÷ %d", tp, ep, tp*ep)
+		xs, ys = collect(bt, be)
+		m.scale = float64(bt*be) / float64(tp*ep)
+		m.Note = fmt.Sprintf("moe: no rows for tp=%d ep=%d; tp=%d ep=%d latency × %d/%d", tp, ep, bt, be, bt*be, tp*ep)
 	}
 	m.curve = newSeries(xs, ys)
 	return m, nil

@@ -184,3 +184,28 @@ func TestEPDispatchAndExperts(t *testing.T) {
 	require.NotZero(t, row)
 	assert.InDelta(t, row, p.moe.Ms(512), 1e-12)
 }
+
+// A TP/EP split the MoE table lacks is priced from the nearest measured
+// split that divides it, scaled by the share of the weights: with rows for
+// TP1 and TP2 only, TP4 is the TP2 curve × 2/4 and TP3 falls back to TP1 ÷ 3.
+func TestMoENearestSplit(t *testing.T) {
+	row := func(tp, tokens int64, ms float64) profiles.MoERow {
+		return profiles.MoERow{Dtype: "bfloat16", NumTokens: tokens, Hidden: 64, Inter: 128, TopK: 2, NumExperts: 8,
+			MoETP: tp, MoEEP: 1, Distribution: "balanced", LatencyMs: ms}
+	}
+	rows := []profiles.MoERow{row(1, 16, 1.0), row(1, 256, 4.0), row(2, 16, 0.8), row(2, 256, 3.0)}
+	tp4, err := NewMoE(rows, "bfloat16", 64, 128, 2, 8, 4, 1, "balanced")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.4, tp4.Ms(16), 1e-12)
+	assert.InDelta(t, 1.5, tp4.Ms(256), 1e-12)
+	assert.Contains(t, tp4.Note, "tp=2 ep=1 latency × 2/4")
+	tp3, err := NewMoE(rows, "bfloat16", 64, 128, 2, 8, 3, 1, "balanced")
+	require.NoError(t, err)
+	assert.InDelta(t, 4.0/3, tp3.Ms(256), 1e-12)
+	exact, err := NewMoE(rows, "bfloat16", 64, 128, 2, 8, 2, 1, "balanced")
+	require.NoError(t, err)
+	assert.InDelta(t, 3.0, exact.Ms(256), 1e-12)
+	assert.Empty(t, exact.Note)
+	_, err = NewMoE(rows, "bfloat16", 64, 128, 2, 16, 2, 1, "balanced")
+	assert.ErrorContains(t, err, "no bfloat16 rows")
+}
