@@ -214,7 +214,7 @@ func TestRenderText(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 	require.Len(t, lines, 1+len(rows)+1)
 	assert.Equal(t, "1 passed, 1 failed", lines[len(lines)-1])
-	assert.Regexp(t, `^cell\s+metric\s+unit\s+truth\s+sim\s+rel_err\s+verdict$`, lines[0])
+	assert.Regexp(t, `^cell\s+metric\s+unit\s+truth\s+sim\s+\(sim−truth\)/truth\s+verdict$`, lines[0])
 	assert.Contains(t, lines[1], " s ", "latency rows are in seconds")
 
 	// Columns align: every metric column starts at the same offset.
@@ -232,14 +232,20 @@ func TestRenderText(t *testing.T) {
 }
 
 func TestRowJSONKeys(t *testing.T) {
-	data, err := json.Marshal(Row{Cell: "c", Metric: "ttft_p90", Truth: 1, Sim: 1.05, RelErr: 0.05, Gated: true, Pass: true})
+	data, err := json.Marshal(Row{Cell: "c", Metric: "ttft_p90", Truth: 1, Sim: 1.25, RelErr: 0.25, Gated: true, Pass: false})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"cell":"c","metric":"ttft_p90","truth":1,"sim":1.05,"rel_err":0.05,"gated":true,"pass":true}`, string(data))
+	assert.JSONEq(t, `{"cell":"c","metric":"ttft_p90","truth":1,"sim":1.25,"rel_err":0.25,"signed_err":0.25,"gated":true,"pass":false}`, string(data))
+
+	// A reported-only row is judged by nothing: pass is null; the signed
+	// error keeps the direction.
+	data, err = json.Marshal(Row{Cell: "c", Metric: "ttft_p99", Truth: 2, Sim: 1.5, RelErr: 0.25})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"cell":"c","metric":"ttft_p99","truth":2,"sim":1.5,"rel_err":0.25,"signed_err":-0.25,"gated":false,"pass":null}`, string(data))
 
 	// Non-finite values have no JSON spelling: they become null.
 	data, err = json.Marshal(Row{Cell: "c", Metric: "success_rps", Truth: 0.5, Sim: math.NaN(), RelErr: math.Inf(1), Gated: true})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"cell":"c","metric":"success_rps","truth":0.5,"sim":null,"rel_err":null,"gated":true,"pass":false}`, string(data))
+	assert.JSONEq(t, `{"cell":"c","metric":"success_rps","truth":0.5,"sim":null,"rel_err":null,"signed_err":null,"gated":true,"pass":false}`, string(data))
 }
 
 func TestCellName(t *testing.T) {

@@ -12,19 +12,20 @@ import (
 )
 
 // RenderText writes the gate table: one aligned line per row (cell, metric,
-// truth, sim, relative error in percent, and PASS, FAIL or "reported"),
+// truth, sim, signed relative error (sim − truth) / truth in percent, and
+// PASS, FAIL or "reported"; a verdict judges its absolute value),
 // then a last line exactly "N passed, M failed" counting cells (Verdicts).
 // Values print with 5 significant digits in the rows' own units.
 func RenderText(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\tmetric\tunit\ttruth\tsim\trel_err\tverdict")
+	fmt.Fprintln(tw, "cell\tmetric\tunit\ttruth\tsim\t(sim−truth)/truth\tverdict")
 	for _, r := range rows {
 		sim := formatValue(r.Sim)
 		if r.Seeds > 1 {
 			sim += fmt.Sprintf(" [%s–%s]", formatValue(r.SimMin), formatValue(r.SimMax))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Cell, r.Metric, unitOf(r.Metric), formatValue(r.Truth), sim, formatPercent(r.RelErr), verdictLabel(r))
+			r.Cell, r.Metric, unitOf(r.Metric), formatValue(r.Truth), sim, signedPercent(signedErr(r)), verdictLabel(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("render gate table: %w", err)
@@ -63,6 +64,14 @@ func formatValue(v float64) string {
 	return strconv.FormatFloat(v, 'g', 5, 64)
 }
 
+// signedPercent is formatPercent with an explicit + on non-negative values.
+func signedPercent(frac float64) string {
+	if frac >= 0 {
+		return "+" + formatPercent(frac)
+	}
+	return formatPercent(frac)
+}
+
 func formatPercent(frac float64) string {
 	if math.IsNaN(frac) || math.IsInf(frac, 0) {
 		return strconv.FormatFloat(frac, 'g', -1, 64)
@@ -71,8 +80,10 @@ func formatPercent(frac float64) string {
 }
 
 // MarshalJSON writes the row with the keys of docs/GATE.md (cell, metric,
-// truth, sim, rel_err, gated, pass). JSON has no NaN or infinity, so a
-// non-finite truth, sim or rel_err is written as null.
+// truth, sim, rel_err = |sim − truth| / truth, gated, pass) plus
+// signed_err = (sim − truth) / truth. pass is null on reported-only rows
+// (nothing is judged there). JSON has no NaN or infinity, so a non-finite
+// value is written as null.
 func (r Row) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Cell   string   `json:"cell"`
@@ -80,13 +91,22 @@ func (r Row) MarshalJSON() ([]byte, error) {
 		Truth  *float64 `json:"truth"`
 		Sim    *float64 `json:"sim"`
 		RelErr *float64 `json:"rel_err"`
+		Signed *float64 `json:"signed_err"`
 		Gated  bool     `json:"gated"`
-		Pass   bool     `json:"pass"`
+		Pass   *bool    `json:"pass"`
 		Seeds  int      `json:"seeds,omitempty"`
 		SimMin *float64 `json:"sim_min,omitempty"`
 		SimMax *float64 `json:"sim_max,omitempty"`
-	}{r.Cell, r.Metric, finiteOrNil(r.Truth), finiteOrNil(r.Sim), finiteOrNil(r.RelErr), r.Gated, r.Pass,
+	}{r.Cell, r.Metric, finiteOrNil(r.Truth), finiteOrNil(r.Sim), finiteOrNil(r.RelErr), finiteOrNil(signedErr(r)), r.Gated, passOrNil(r),
 		r.Seeds, spreadOrNil(r, r.SimMin), spreadOrNil(r, r.SimMax)})
+}
+
+func passOrNil(r Row) *bool {
+	if !r.Gated {
+		return nil
+	}
+	p := r.Pass
+	return &p
 }
 
 func spreadOrNil(r Row, v float64) *float64 {

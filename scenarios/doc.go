@@ -1,5 +1,5 @@
 // Package scenarios reads and validates scenario files: one deployment and
-// one workload in YAML, following the contract of shared/docs/SCENARIO.md
+// one workload in YAML, following the contract of docs/SCENARIO.md
 // (key names are vLLM's own, in snake_case). The folder also holds the gate
 // cells (gate/) and examples users copy (examples/).
 //

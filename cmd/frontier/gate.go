@@ -26,7 +26,7 @@ func newGateCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "gate",
-		Short: "Simulate every measured run and compare TTFT/TPOT/E2E with ground truth (docs GATE.md)",
+		Short: "Simulate every measured run and compare TTFT/TPOT/E2E with ground truth (docs/GATE.md)",
 		Long: `Simulate every scenario with ground truth in --cells (default
 scenarios/gate/) and print, for each stage cell, the gated and reported
 metrics: truth, simulated, relative error and PASS/FAIL (or 'reported'),

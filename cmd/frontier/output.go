@@ -166,8 +166,9 @@ func center(title string, fill rune) string {
 }
 
 // saveResult writes the JSON `vllm bench serve --save-result` writes, with
-// its key names, plus a "frontier" object describing the simulation.
-func saveResult(path string, sc *scenarios.Scenario, st *sim.Setup, res *sim.Result, s sim.BenchSummary) error {
+// its key names, plus a "frontier" object describing the simulation; with
+// appendTo it appends it as one more line (--append-result).
+func saveResult(path string, appendTo bool, sc *scenarios.Scenario, st *sim.Setup, res *sim.Result, s sim.BenchSummary) error {
 	out := map[string]any{
 		"date":                   time.Now().UTC().Format("20060102-150405"),
 		"backend":                "vllm",
@@ -203,11 +204,26 @@ func saveResult(path string, sc *scenarios.Scenario, st *sim.Setup, res *sim.Res
 			out[k] = v
 		}
 	}
-	data, err := json.MarshalIndent(out, "", "  ")
+	data, err := json.Marshal(out)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	if !appendTo {
+		return os.WriteFile(path, data, 0o644)
+	}
+	// --append-result: one JSON object per line, as bench serve appends.
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if st, err := fh.Stat(); err == nil && st.Size() > 0 {
+		data = append([]byte{'\n'}, data...)
+	}
+	if _, err := fh.Write(data); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 // rateJSON is bench serve's request_rate: a number or "inf"; null for

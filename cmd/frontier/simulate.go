@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,15 +25,15 @@ type simFlags struct {
 	profile  string
 	calib    string
 
-	model, dtype, kvDtype                          string
-	tp, pp, dp                                     int
-	ep, prefixCaching, noPrefixCaching, eager      bool
-	async, noAsync                                 bool
-	apiServers                                     int
-	maxNumSeqs, maxBatched, maxModelLen, blockSize int
-	gpuUtil                                        float64
-	longPrefill, blocksOverride                    int
-	graphSizes                                     []int
+	model, dtype, kvDtype                           string
+	tp, pp, dp                                      int
+	ep, noEP, prefixCaching, noPrefixCaching, eager bool
+	async, noAsync                                  bool
+	apiServers                                      int
+	maxNumSeqs, maxBatched, maxModelLen, blockSize  int
+	gpuUtil                                         float64
+	longPrefill, blocksOverride                     int
+	graphSizes                                      []int
 
 	dataset, trace                  string
 	numPrompts, inLen, outLen       int
@@ -41,9 +42,11 @@ type simFlags struct {
 	maxConcurrency                  int
 	seed                            int64
 
-	saveResult, requestsCSV, stepsCSV string
-	percentiles, percentileMetrics    string
-	quiet                             bool
+	result                         resultFlags
+	ignoreEOS                      bool
+	requestsCSV, stepsCSV          string
+	percentiles, percentileMetrics string
+	quiet                          bool
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -60,7 +63,12 @@ The deployment and workload come from --scenario FILE (see
 scenarios/README.md) and/or flags named as in 'vllm serve' and
 'vllm bench serve'; flags override the file.`,
 		// A stray argument is bad input (exit 2), like a bad flag.
-		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.Flags().Changed("save-result") {
+				return bad(fmt.Errorf("--save-result is a switch, as in vllm bench serve (it takes no value; got %q after it?): name the file with --result-filename FILE", args[0]))
+			}
+			return bad(cobra.NoArgs(cmd, args))
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, f) },
 	}
 	fl := cmd.Flags()
@@ -75,6 +83,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.IntVar(&f.pp, "pipeline-parallel-size", 1, "pipeline-parallel size")
 	fl.IntVar(&f.dp, "data-parallel-size", 1, "data-parallel size")
 	fl.BoolVar(&f.ep, "enable-expert-parallel", false, "spread MoE experts over TP × DP ranks")
+	fl.BoolVar(&f.noEP, "no-enable-expert-parallel", false, "keep MoE experts sharded by TP (the default)")
 	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running requests per step (default 1024 on H100/H200/H800)")
 	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "token budget per step (default 8192 on H100/H200/H800)")
 	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length limit (default: the model's max_position_embeddings)")
@@ -84,7 +93,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "disable prefix caching")
 	fl.IntVar(&f.longPrefill, "long-prefill-token-threshold", 0, "cap on a prefill chunk's tokens per step (0 = off)")
 	fl.BoolVar(&f.eager, "enforce-eager", false, "disable CUDA graphs")
-	fl.StringVar(&f.kvDtype, "kv-cache-dtype", "auto", "KV cache dtype: auto | fp8")
+	fl.StringVar(&f.kvDtype, "kv-cache-dtype", "auto", "KV cache dtype: "+strings.Join(scenarios.KVCacheDtypes, " | "))
 	fl.IntVar(&f.blocksOverride, "num-gpu-blocks-override", 0, "use this many KV blocks instead of the memory plan")
 	fl.IntSliceVar(&f.graphSizes, "cuda-graph-sizes", nil, "CUDA-graph capture sizes (default: vLLM's)")
 	fl.BoolVar(&f.async, "async-scheduling", true, "schedule one step ahead (vLLM default)")
@@ -103,7 +112,12 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.Int64Var(&f.seed, "seed", 0, "random seed")
 	fl.Float64Var(&f.timeout, "timeout", 0, "client timeout, s (the request fails and vLLM aborts it)")
 	// outputs
-	fl.StringVar(&f.saveResult, "save-result", "", "write vllm bench serve's result JSON to FILE")
+	fl.BoolVar(&f.result.save, "save-result", false, "write vllm bench serve's result JSON (name: --result-filename, or bench serve's default name)")
+	fl.BoolVar(&f.result.appendTo, "append-result", false, "append the result JSON as one line to the result file")
+	fl.StringVar(&f.result.dir, "result-dir", "", "folder for the result file (created if missing)")
+	fl.StringVar(&f.result.name, "result-filename", "", "result file name (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)")
+	fl.StringVar(&f.result.label, "label", "", "label that starts the default result file name (default: vllm)")
+	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "accepted as in vllm bench serve: simulated requests always generate their full output length")
 	fl.StringVar(&f.requestsCSV, "requests-csv", "", "write one row per request to FILE")
 	fl.StringVar(&f.stepsCSV, "steps-csv", "", "write one row per engine step to FILE")
 	fl.StringVar(&f.percentiles, "metric-percentiles", "99", "comma-separated percentiles to report")
@@ -175,7 +189,7 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 
 // deploymentFlags are the `vllm serve` flags that edit scenario.deployment.
 var deploymentFlags = []string{"model", "dtype", "tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size",
-	"enable-expert-parallel", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization",
+	"enable-expert-parallel", "no-enable-expert-parallel", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization",
 	"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "long-prefill-token-threshold", "enforce-eager",
 	"kv-cache-dtype", "num-gpu-blocks-override", "cuda-graph-sizes", "async-scheduling", "no-async-scheduling", "api-server-count"}
 
@@ -216,6 +230,9 @@ func applyDeployment(d *scenarios.Deployment, f *simFlags, set func(string) bool
 	}
 	if set("enable-expert-parallel") {
 		d.EnableExpertParallel = f.ep
+	}
+	if set("no-enable-expert-parallel") && f.noEP {
+		d.EnableExpertParallel = false
 	}
 	if set("max-num-seqs") {
 		d.MaxNumSeqs = nonZero(f.maxNumSeqs)
@@ -289,7 +306,7 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	randomFlags := []string{"num-prompts", "random-input-len", "random-output-len", "random-range-ratio"}
 	known := w.Dataset == "shared_prefix" || w.Dataset == "trace"
 	if known && anySet(set, randomFlags...) {
-		return fmt.Errorf("%s apply to the random dataset, but the workload's dataset is %s", strings.Join(setFlags(set, randomFlags), ", "), w.Dataset)
+		return fmt.Errorf("%s: these apply to the random dataset, but the workload's dataset is %s", strings.Join(setFlags(set, randomFlags), ", "), w.Dataset)
 	}
 	rateFlags := []string{"request-rate", "burstiness"}
 	if anySet(set, rateFlags...) && (len(w.Arrivals.Stages) > 0 || w.Dataset == "trace") {
@@ -396,7 +413,11 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	if !f.quiet {
 		opt.Progress = progressPrinter(stderr)
 	}
-	for _, out := range []struct{ flag, path string }{{"--save-result", f.saveResult}, {"--requests-csv", f.requestsCSV}} {
+	resultPath, err := f.result.path(sc, modelName(sc), time.Now())
+	if err != nil {
+		return bad(err)
+	}
+	for _, out := range []struct{ flag, path string }{{"--save-result", resultPath}, {"--requests-csv", f.requestsCSV}} {
 		if err := checkWritable(out.flag, out.path); err != nil {
 			return bad(err)
 		}
@@ -424,9 +445,12 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	}
 	sum := sim.Summarize(res.Requests, res.ITL, percentiles)
 	printSummary(cmd.OutOrStdout(), sc, setup, res, sum, shown)
-	if f.saveResult != "" {
-		if err := saveResult(f.saveResult, sc, setup, res, sum); err != nil {
+	if resultPath != "" {
+		if err := saveResult(resultPath, f.result.appendTo, sc, setup, res, sum); err != nil {
 			return err
+		}
+		if !f.quiet {
+			fmt.Fprintln(stderr, "result:", resultPath)
 		}
 	}
 	if f.requestsCSV != "" {

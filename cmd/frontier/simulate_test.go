@@ -85,7 +85,7 @@ func TestSimulateSummary(t *testing.T) {
 func TestSimulateSaveResult(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "result.json")
-	_, stderr, err := run(t, withTiny("--save-result", path)...)
+	_, stderr, err := run(t, withTiny("--save-result", "--result-filename", path)...)
 	require.NoError(t, err, stderr)
 	var res map[string]any
 	data, err := os.ReadFile(path)
@@ -111,7 +111,7 @@ func TestSimulateSaveResult(t *testing.T) {
 	assert.NotContains(t, res, "p90_ttft_ms", "only the asked percentiles")
 
 	path2 := filepath.Join(dir, "result2.json")
-	_, stderr, err = run(t, withTiny("--save-result", path2, "--metric-percentiles", "50,90,99.9")...)
+	_, stderr, err = run(t, withTiny("--save-result", "--result-filename", path2, "--metric-percentiles", "50,90,99.9")...)
 	require.NoError(t, err, stderr)
 	res = map[string]any{}
 	data, err = os.ReadFile(path2)
@@ -201,7 +201,7 @@ workload:
 
 	res := filepath.Join(dir, "r.json")
 	out, stderr, err = run(t, "simulate", "--scenario", sc, "--quiet", "--num-prompts", "12", "--hardware", "h200-sxm",
-		"--random-output-len", "4", "--save-result", res)
+		"--random-output-len", "4", "--save-result", "--result-filename", res)
 	require.NoError(t, err, stderr)
 	assert.Equal(t, 12, summaryInt(t, out, "Successful requests:"), "--num-prompts overrides num_prompts")
 	assert.Equal(t, 12*4, summaryInt(t, out, "Total generated tokens:"))
@@ -315,7 +315,7 @@ func TestTraceExampleEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	reqPath, resPath := filepath.Join(dir, "requests.csv"), filepath.Join(dir, "result.json")
 	out, stderr, err := run(t, "simulate", "--scenario", "../../scenarios/examples/llama-3.1-8b-h100-trace.yaml", "--quiet",
-		"--requests-csv", reqPath, "--save-result", resPath)
+		"--requests-csv", reqPath, "--save-result", "--result-filename", resPath)
 	require.NoError(t, err, stderr)
 	assert.Equal(t, n, summaryInt(t, out, "Successful requests:"))
 
