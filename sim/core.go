@@ -121,7 +121,7 @@ func fillBatch(b *predictor.Batch, st *engine.Step, pad engine.PadTable, padTo i
 		b.PaddedTokens = n
 	}
 	b.Prefills = b.Prefills[:0]
-	for i := range st.Items {
+	for i := 0; i < len(st.Items) && len(b.Prefills) < st.PrefillReqs; i++ {
 		it := &st.Items[i]
 		if !it.Decode {
 			b.Prefills = append(b.Prefills, predictor.Chunk{NewTokens: it.NumNew, PrefixTokens: it.Computed})

@@ -172,7 +172,15 @@ func (s *Scheduler) emit(out *Step, r *Request, n int) {
 		r.Pending++
 		out.NumSampled++
 	}
-	out.Items = append(out.Items, Scheduled{Req: r, NumNew: n, Computed: computed, Decode: decode, Samples: samples})
+	// Fill the new slot in place: a composite literal appended whole is
+	// built on the stack and copied, which stalls on store forwarding.
+	if len(out.Items) == cap(out.Items) {
+		out.Items = append(out.Items, Scheduled{})
+	} else {
+		out.Items = out.Items[:len(out.Items)+1]
+	}
+	it := &out.Items[len(out.Items)-1]
+	it.Req, it.NumNew, it.Computed, it.Decode, it.Samples = r, n, computed, decode, samples
 	out.NumTokens += n
 	if decode {
 		out.NumDecode++
@@ -211,8 +219,10 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	bs := s.cfg.BlockSize
 	total := computed + n
-	if len(hit) == 0 && total <= len(r.Blocks)*bs && r.NumTokens()/bs <= r.numHashed {
-		return true // fast path: fits the blocks held, no block newly full
+	if len(hit) == 0 && total <= len(r.Blocks)*bs && r.NumTokens() < (r.numHashed+1)*bs {
+		// fast path: fits the blocks held, no block newly full
+		// (NumTokens/bs ≤ numHashed, without the division)
+		return true
 	}
 	need := (total+bs-1)/bs - len(r.Blocks) - len(hit)
 	if need < 0 {
