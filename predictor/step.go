@@ -48,12 +48,17 @@ type Predictor struct {
 	// per-rank shapes
 	heads, kvHeads, qkvN, oK, upN, downK, vocabN int
 	// memos
-	dense   []float64 // per-layer token-dependent time (ms) by padded tokens, graph
-	denseE  []float64 // same, eager
-	head    []float64 // LM head + sampler (ms) by logits rows
-	decode  map[[2]int32]float64
-	prefill map[Chunk]float64
-	Notes   []string
+	dense  []float64 // per-layer token-dependent time (ms) by padded tokens, graph
+	denseE []float64 // same, eager
+	head   []float64 // LM head + sampler (ms) by logits rows
+	decode map[[2]int32]float64
+	// lastDecode is decode's most recent entry: consecutive steps mostly
+	// repeat the key (the mean context moves one token per step).
+	lastDecode    [2]int32
+	lastDecodeMs  float64
+	hasLastDecode bool
+	prefill       map[Chunk]float64
+	Notes         []string
 }
 
 // New builds a predictor; it fails when the tables lack the dtype or a
@@ -216,11 +221,15 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 	}
 	mean := float64(ctxSum) / float64(n)
 	key := [2]int32{int32(n), int32(math.Round(mean / 4))}
-	if v, ok := p.decode[key]; ok {
-		return v
+	if p.hasLastDecode && key == p.lastDecode {
+		return p.lastDecodeMs
 	}
-	v := p.attn.DecodeMs(n, float64(key[1])*4, p.heads, p.kvHeads)
-	p.decode[key] = v
+	v, ok := p.decode[key]
+	if !ok {
+		v = p.attn.DecodeMs(n, float64(key[1])*4, p.heads, p.kvHeads)
+		p.decode[key] = v
+	}
+	p.lastDecode, p.lastDecodeMs, p.hasLastDecode = key, v, true
 	return v
 }
 
