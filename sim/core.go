@@ -166,13 +166,9 @@ func (c *Core) stepRecord(st *engine.Step, start, end int64, stage int, dummy bo
 // complete applies a finished step: tokens to the client, then the
 // scheduler's update, then finished requests.
 func (c *Core) complete(s *Sim, st *engine.Step) {
-	for i := range st.Items {
-		it := &st.Items[i]
-		if it.Samples && it.Req.Status == engine.Running {
-			s.token(it.Req.Data.(*record))
-		}
-	}
-	c.done = c.Sched.Update(st, c.done[:0])
+	// Each token goes to the client before the scheduler counts it; the
+	// two touch disjoint state, so one pass does both.
+	c.done = c.Sched.UpdateEach(st, c.done[:0], s.onToken)
 	for _, r := range c.done {
 		s.requestDone(r.Data.(*record))
 	}

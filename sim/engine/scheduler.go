@@ -297,12 +297,22 @@ func (s *Scheduler) freeBlocks(r *Request) {
 // reached max_tokens or max_model_len finish and free their blocks. It
 // appends finished requests to done and returns it.
 func (s *Scheduler) Update(step *Step, done []*Request) []*Request {
+	return s.UpdateEach(step, done, nil)
+}
+
+// UpdateEach is Update calling sampled (when non-nil) on each request that
+// receives a token, just before its token is counted: one pass over the
+// step for the caller's per-token work and the scheduler's.
+func (s *Scheduler) UpdateEach(step *Step, done []*Request, sampled func(*Request)) []*Request {
 	any := false
 	for i := range step.Items {
 		it := &step.Items[i]
 		r := it.Req
 		if !it.Samples || r.Status != Running {
 			continue
+		}
+		if sampled != nil {
+			sampled(r)
 		}
 		r.Pending--
 		r.NumOutput++
