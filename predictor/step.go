@@ -64,21 +64,12 @@ type Predictor struct {
 // New builds a predictor; it fails when the tables lack the dtype or a
 // shape family the model needs.
 func New(cfg Config) (*Predictor, error) {
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
 	m := cfg.Model
-	if cfg.TP < 1 || cfg.PP < 1 {
-		return nil, fmt.Errorf("predictor: tensor/pipeline parallel sizes must be ≥ 1")
-	}
-	if cfg.MoEDistribution == "" {
-		cfg.MoEDistribution = "balanced"
-	}
-	if cfg.DP < 1 {
-		cfg.DP = 1
-	}
-	if cfg.All2AllBackend == "" {
-		cfg.All2AllBackend = "allgather_reducescatter"
-	}
-	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{}}
-	var err error
+	p := newEmpty(cfg)
 	if p.gemm, err = NewGemm(cfg.Tables.Gemm, cfg.Dtype); err != nil {
 		return nil, fmt.Errorf("dtype %s: %w", cfg.Dtype, err)
 	}
@@ -86,7 +77,6 @@ func New(cfg Config) (*Predictor, error) {
 		return nil, err
 	}
 	if m.IsMoE() {
-		p.moeGroup = cfg.TP * cfg.DP
 		tp, ep := p.moeGroup, 1
 		if cfg.ExpertParallel {
 			tp, ep = 1, p.moeGroup
@@ -102,6 +92,34 @@ func New(cfg Config) (*Predictor, error) {
 		}
 	}
 	p.comm = NewComm(cfg.Tables.Comm, cfg.TP)
+	return p, nil
+}
+
+// withDefaults checks cfg's parallel sizes and fills vLLM's defaults.
+func withDefaults(cfg Config) (Config, error) {
+	if cfg.TP < 1 || cfg.PP < 1 {
+		return cfg, fmt.Errorf("predictor: tensor/pipeline parallel sizes must be ≥ 1")
+	}
+	if cfg.MoEDistribution == "" {
+		cfg.MoEDistribution = "balanced"
+	}
+	if cfg.DP < 1 {
+		cfg.DP = 1
+	}
+	if cfg.All2AllBackend == "" {
+		cfg.All2AllBackend = "allgather_reducescatter"
+	}
+	return cfg, nil
+}
+
+// newEmpty is a predictor for cfg (defaults filled) with its per-rank
+// shapes and empty memos, before the operator tables are attached.
+func newEmpty(cfg Config) *Predictor {
+	m := cfg.Model
+	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{}}
+	if m.IsMoE() {
+		p.moeGroup = cfg.TP * cfg.DP
+	}
 	t := cfg.TP
 	p.layers = (m.NumLayers + cfg.PP - 1) / cfg.PP
 	p.heads = m.NumHeads / t
@@ -111,7 +129,7 @@ func New(cfg Config) (*Predictor, error) {
 	p.upN = 2 * m.IntermediateSize / t
 	p.downK = m.IntermediateSize / t
 	p.vocabN = (m.VocabSize + t - 1) / t
-	return p, nil
+	return p
 }
 
 // Config returns the predictor's configuration.
