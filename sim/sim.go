@@ -24,9 +24,6 @@ type Sim struct {
 	// maxModelLen rejects requests longer than max_model_len (0 = none).
 	maxModelLen int
 	tokDelay    int64 // delay after the API server per token, ns
-	// onToken is token for an engine request (built once: the scheduler
-	// calls it for every sampled token).
-	onToken func(*engine.Request)
 }
 
 // Options are a run's optional outputs.
@@ -48,7 +45,6 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	}
 	s.pools = []*pool{{cores: cores, router: router, apis: make([]apiServer, len(cores))}}
 	s.client = client{cfg: c, plan: plan}
-	s.onToken = func(r *engine.Request) { s.token(r.Data.(*record)) }
 	return s
 }
 
