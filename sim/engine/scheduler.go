@@ -282,7 +282,7 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	}
 	evictable := 0
 	for _, b := range hit {
-		if s.Pool.refCnt[b] == 0 {
+		if s.Pool.meta[b].refCnt == 0 {
 			evictable++
 		}
 	}
