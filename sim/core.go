@@ -166,24 +166,11 @@ func (c *Core) stepRecord(st *engine.Step, start, end int64, stage int, dummy bo
 // complete applies a finished step: tokens to the client, then the
 // scheduler's update, then finished requests.
 func (c *Core) complete(s *Sim, st *engine.Step) {
-	// Each token goes to the client, then the scheduler counts it
-	// (Scheduler.Update, one request at a time): the two touch disjoint
-	// state, so one pass does both.
-	done := c.done[:0]
-	for i := range st.Items {
-		if r := st.Items[i].Req; st.Items[i].Samples && r.Status == engine.Running {
-			s.token(r.Data.(*record))
-			if c.Sched.Sample(r) {
-				c.Sched.Finish(r)
-				done = append(done, r)
-			}
-		}
-	}
-	if len(done) > 0 {
+	c.done = s.tokens(c.Sched, st, c.done[:0])
+	if len(c.done) > 0 {
 		c.Sched.Compact()
 	}
-	c.done = done
-	for _, r := range done {
+	for _, r := range c.done {
 		s.requestDone(r.Data.(*record))
 	}
 }
