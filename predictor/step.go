@@ -52,13 +52,12 @@ type Predictor struct {
 	denseE []float64 // same, eager
 	head   []float64 // LM head + sampler (ms) by logits rows
 	decode map[[2]int32]float64
-	// lastDecode is decode's most recent entry: consecutive steps mostly
-	// repeat the key (the mean context moves one token per step).
-	lastDecode    [2]int32
-	lastDecodeMs  float64
-	hasLastDecode bool
-	prefill       map[Chunk]float64
-	Notes         []string
+	// decodeHot holds decode entries direct-mapped by key in front of the
+	// map (same values): consecutive steps mostly repeat or revisit a key,
+	// and a hit skips the map's hashing and probing.
+	decodeHot *[decodeHotSize]decodeSlot
+	prefill   map[Chunk]float64
+	Notes     []string
 }
 
 // New builds a predictor; it fails when the tables lack the dtype or a
@@ -239,16 +238,35 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 	}
 	mean := float64(ctxSum) / float64(n)
 	key := [2]int32{int32(n), int32(math.Round(mean / 4))}
-	if p.hasLastDecode && key == p.lastDecode {
-		return p.lastDecodeMs
+	packed := uint64(uint32(key[0]))<<32 | uint64(uint32(key[1]))
+	if p.decodeHot == nil {
+		p.decodeHot = new([decodeHotSize]decodeSlot)
+	}
+	slot := &p.decodeHot[(packed*0x9e3779b97f4a7c15)>>(64-decodeHotBits)]
+	if slot.used && slot.key == packed {
+		return slot.ms
 	}
 	v, ok := p.decode[key]
 	if !ok {
 		v = p.attn.DecodeMs(n, float64(key[1])*4, p.heads, p.kvHeads)
 		p.decode[key] = v
 	}
-	p.lastDecode, p.lastDecodeMs, p.hasLastDecode = key, v, true
+	*slot = decodeSlot{key: packed, ms: v, used: true}
 	return v
+}
+
+// decodeHotBits sizes the direct-mapped decode cache (1,024 slots, 24 KiB).
+const (
+	decodeHotBits = 10
+	decodeHotSize = 1 << decodeHotBits
+)
+
+// decodeSlot is one decode cache entry: the packed (requests, context/4)
+// key and its attention time, ms.
+type decodeSlot struct {
+	key  uint64
+	ms   float64
+	used bool
 }
 
 // prefillAttnMs memoizes prefill attention by (new tokens, prefix).
