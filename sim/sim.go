@@ -8,14 +8,17 @@ import (
 
 // Sim is one simulation: a clock, an event queue, a client and engines.
 type Sim struct {
-	now      int64
-	queue    queue
-	client   client
-	cores    []*Core
-	pools    []*pool
-	disagg   *disagg
-	host     predictor.HostModel
-	records  []*record
+	now     int64
+	queue   queue
+	client  client
+	cores   []*Core
+	pools   []*pool
+	disagg  *disagg
+	host    predictor.HostModel
+	records []*record
+	// slab hands out records in chunks (one allocation per recordChunk
+	// requests; every record lives until the result anyway).
+	slab     []record
 	stepSink func(StepRecord)
 	progress func(done, total int)
 	finished int
@@ -179,7 +182,12 @@ func (s *Sim) expire(r *record) {
 
 // newRecord creates the in-flight record of a planned request.
 func (s *Sim) newRecord(p workload.Request) *record {
-	r := &record{plan: p}
+	if len(s.slab) == 0 {
+		s.slab = make([]record, recordChunk)
+	}
+	r := &s.slab[0]
+	s.slab = s.slab[1:]
+	r.plan = p
 	r.req = engine.Request{
 		ID: p.ID, PromptTokens: p.PromptTokens, MaxTokens: p.OutputTokens,
 		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
@@ -193,6 +201,9 @@ func (s *Sim) newRecord(p workload.Request) *record {
 	s.records = append(s.records, r)
 	return r
 }
+
+// recordChunk is how many records newRecord allocates at once.
+const recordChunk = 256
 
 // Router picks the engine core for a request.
 type Router interface {
