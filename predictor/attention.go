@@ -66,6 +66,15 @@ type Attention struct {
 	decode  map[headKey]grid2
 	Notes   []string
 	Cov     Coverage
+	// shape caches DecodeMs's choice of table shape for the last heads
+	// asked (a predictor always asks the same): choose walks the table's
+	// shapes, and the substitution note only needs noting once.
+	shape struct {
+		h, kv int
+		k     headKey
+		fold  float64
+		set   bool
+	}
 }
 
 // NewAttention builds attention predictors for head_dim and the kv cache
@@ -128,6 +137,20 @@ func (a *Attention) DecodeMs(batch int, ctx float64, h, kv int) float64 {
 	if batch <= 0 {
 		return 0
 	}
+	k, fold := a.decodeShape(h, kv)
+	y, out := a.decode[k].at(float64(batch), ctx*fold)
+	a.Cov.note(out, func() string { return fmt.Sprintf("decode attention batch=%d ctx=%.0f heads=%d/%d", batch, ctx, h, kv) })
+	return y
+}
+
+// decodeShape is the decode table shape for h/kv heads and the context
+// fold factor (see DecodeMs), noting a substitution; cached for the last
+// heads asked.
+func (a *Attention) decodeShape(h, kv int) (headKey, float64) {
+	c := &a.shape
+	if c.set && c.h == h && c.kv == kv {
+		return c.k, c.fold
+	}
 	k, fold, ok := choose(a.decode, int64(h), int64(kv))
 	if !ok {
 		// No shape with this ratio: scale the nearest-ratio kv=our kv by bytes.
@@ -135,9 +158,8 @@ func (a *Attention) DecodeMs(batch int, ctx float64, h, kv int) float64 {
 	} else if fold != 1 {
 		a.noteOnce(fmt.Sprintf("decode attention %d/%d heads: no table rows; priced as %d/%d with context × %.3g (bytes-read rule)", h, kv, k.h, k.kv, fold))
 	}
-	y, out := a.decode[k].at(float64(batch), ctx*fold)
-	a.Cov.note(out, func() string { return fmt.Sprintf("decode attention batch=%d ctx=%.0f heads=%d/%d", batch, ctx, h, kv) })
-	return y
+	c.h, c.kv, c.k, c.fold, c.set = h, kv, k, fold, true
+	return k, fold
 }
 
 // PrefillMs is the prefill attention latency, milliseconds, of one chunk

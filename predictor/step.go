@@ -48,32 +48,27 @@ type Predictor struct {
 	// per-rank shapes
 	heads, kvHeads, qkvN, oK, upN, downK, vocabN int
 	// memos
-	dense   []float64 // per-layer token-dependent time (ms) by padded tokens, graph
-	denseE  []float64 // same, eager
-	head    []float64 // LM head + sampler (ms) by logits rows
-	decode  map[[2]int32]float64
-	prefill map[Chunk]float64
-	Notes   []string
+	dense  []float64 // per-layer token-dependent time (ms) by padded tokens, graph
+	denseE []float64 // same, eager
+	head   []float64 // LM head + sampler (ms) by logits rows
+	decode map[[2]int32]float64
+	// decodeHot holds decode entries direct-mapped by key in front of the
+	// map (same values): consecutive steps mostly repeat or revisit a key,
+	// and a hit skips the map's hashing and probing.
+	decodeHot *[decodeHotSize]decodeSlot
+	prefill   map[Chunk]float64
+	Notes     []string
 }
 
 // New builds a predictor; it fails when the tables lack the dtype or a
 // shape family the model needs.
 func New(cfg Config) (*Predictor, error) {
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
 	m := cfg.Model
-	if cfg.TP < 1 || cfg.PP < 1 {
-		return nil, fmt.Errorf("predictor: tensor/pipeline parallel sizes must be ≥ 1")
-	}
-	if cfg.MoEDistribution == "" {
-		cfg.MoEDistribution = "balanced"
-	}
-	if cfg.DP < 1 {
-		cfg.DP = 1
-	}
-	if cfg.All2AllBackend == "" {
-		cfg.All2AllBackend = "allgather_reducescatter"
-	}
-	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{}}
-	var err error
+	p := newEmpty(cfg)
 	if p.gemm, err = NewGemm(cfg.Tables.Gemm, cfg.Dtype); err != nil {
 		return nil, fmt.Errorf("dtype %s: %w", cfg.Dtype, err)
 	}
@@ -81,7 +76,6 @@ func New(cfg Config) (*Predictor, error) {
 		return nil, err
 	}
 	if m.IsMoE() {
-		p.moeGroup = cfg.TP * cfg.DP
 		tp, ep := p.moeGroup, 1
 		if cfg.ExpertParallel {
 			tp, ep = 1, p.moeGroup
@@ -97,6 +91,34 @@ func New(cfg Config) (*Predictor, error) {
 		}
 	}
 	p.comm = NewComm(cfg.Tables.Comm, cfg.TP)
+	return p, nil
+}
+
+// withDefaults checks cfg's parallel sizes and fills vLLM's defaults.
+func withDefaults(cfg Config) (Config, error) {
+	if cfg.TP < 1 || cfg.PP < 1 {
+		return cfg, fmt.Errorf("predictor: tensor/pipeline parallel sizes must be ≥ 1")
+	}
+	if cfg.MoEDistribution == "" {
+		cfg.MoEDistribution = "balanced"
+	}
+	if cfg.DP < 1 {
+		cfg.DP = 1
+	}
+	if cfg.All2AllBackend == "" {
+		cfg.All2AllBackend = "allgather_reducescatter"
+	}
+	return cfg, nil
+}
+
+// newEmpty is a predictor for cfg (defaults filled) with its per-rank
+// shapes and empty memos, before the operator tables are attached.
+func newEmpty(cfg Config) *Predictor {
+	m := cfg.Model
+	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{}}
+	if m.IsMoE() {
+		p.moeGroup = cfg.TP * cfg.DP
+	}
 	t := cfg.TP
 	p.layers = (m.NumLayers + cfg.PP - 1) / cfg.PP
 	p.heads = m.NumHeads / t
@@ -106,7 +128,7 @@ func New(cfg Config) (*Predictor, error) {
 	p.upN = 2 * m.IntermediateSize / t
 	p.downK = m.IntermediateSize / t
 	p.vocabN = (m.VocabSize + t - 1) / t
-	return p, nil
+	return p
 }
 
 // Config returns the predictor's configuration.
@@ -216,12 +238,35 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 	}
 	mean := float64(ctxSum) / float64(n)
 	key := [2]int32{int32(n), int32(math.Round(mean / 4))}
-	if v, ok := p.decode[key]; ok {
-		return v
+	packed := uint64(uint32(key[0]))<<32 | uint64(uint32(key[1]))
+	if p.decodeHot == nil {
+		p.decodeHot = new([decodeHotSize]decodeSlot)
 	}
-	v := p.attn.DecodeMs(n, float64(key[1])*4, p.heads, p.kvHeads)
-	p.decode[key] = v
+	slot := &p.decodeHot[(packed*0x9e3779b97f4a7c15)>>(64-decodeHotBits)]
+	if slot.used && slot.key == packed {
+		return slot.ms
+	}
+	v, ok := p.decode[key]
+	if !ok {
+		v = p.attn.DecodeMs(n, float64(key[1])*4, p.heads, p.kvHeads)
+		p.decode[key] = v
+	}
+	*slot = decodeSlot{key: packed, ms: v, used: true}
 	return v
+}
+
+// decodeHotBits sizes the direct-mapped decode cache (1,024 slots, 24 KiB).
+const (
+	decodeHotBits = 10
+	decodeHotSize = 1 << decodeHotBits
+)
+
+// decodeSlot is one decode cache entry: the packed (requests, context/4)
+// key and its attention time, ms.
+type decodeSlot struct {
+	key  uint64
+	ms   float64
+	used bool
 }
 
 // prefillAttnMs memoizes prefill attention by (new tokens, prefix).

@@ -33,6 +33,9 @@ type Deployment struct {
 	// APIServers is the API server processes per instance
 	// (--api-server-count; vLLM's default is the DP size).
 	APIServers int
+	// tmpl holds the predictor's table-derived grids, built once; nil
+	// when they do not build (NewSim then reports New's error).
+	tmpl *predictor.Template
 }
 
 // GPUs is the GPU count of one instance (TP × PP × DP).
@@ -226,6 +229,7 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		ExpertParallel: d.EnableExpertParallel, All2AllBackend: d.All2AllBackend, MoEDistribution: d.MoEDistribution,
 		Dtype: dtype, KVDtype: kv, Eager: d.EnforceEager, Host: st.Host,
 	}
+	out.tmpl, _ = predictor.NewTemplate(out.Pred)
 	out.Memory, err = predictor.PlanMemory(out.Pred, d.GPUMemoryUtilization, eng.MaxNumBatchedTokens, eng.BlockSize, eng.MaxModelLen, d.NumGPUBlocksOverride)
 	if err != nil {
 		return nil, fmt.Errorf("%s does not start: %w", path, err)

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 
-	"frontier/predictor"
 	"frontier/sim/engine"
 )
 
@@ -38,7 +37,7 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 			group = &dpGroup{}
 		}
 		for i := 0; i < n; i++ {
-			pred, err := predictor.New(d.Pred)
+			pred, err := d.tmpl.New(d.Pred)
 			if err != nil {
 				return nil, err
 			}

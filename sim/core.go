@@ -121,7 +121,7 @@ func fillBatch(b *predictor.Batch, st *engine.Step, pad engine.PadTable, padTo i
 		b.PaddedTokens = n
 	}
 	b.Prefills = b.Prefills[:0]
-	for i := range st.Items {
+	for i := 0; i < len(st.Items) && len(b.Prefills) < st.PrefillReqs; i++ {
 		it := &st.Items[i]
 		if !it.Decode {
 			b.Prefills = append(b.Prefills, predictor.Chunk{NewTokens: it.NumNew, PrefixTokens: it.Computed})
@@ -166,13 +166,10 @@ func (c *Core) stepRecord(st *engine.Step, start, end int64, stage int, dummy bo
 // complete applies a finished step: tokens to the client, then the
 // scheduler's update, then finished requests.
 func (c *Core) complete(s *Sim, st *engine.Step) {
-	for i := range st.Items {
-		it := &st.Items[i]
-		if it.Samples && it.Req.Status == engine.Running {
-			s.token(it.Req.Data.(*record))
-		}
+	c.done = s.tokens(c.Sched, st, c.done[:0])
+	if len(c.done) > 0 {
+		c.Sched.Compact()
 	}
-	c.done = c.Sched.Update(st, c.done[:0])
 	for _, r := range c.done {
 		s.requestDone(r.Data.(*record))
 	}

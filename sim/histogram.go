@@ -34,9 +34,9 @@ func (h *Histogram) Add(ns int64) {
 	v := float64(ns)
 	if ns != h.lastV {
 		h.lastV, h.lastB = ns, bucket(v)
-	}
-	for len(h.counts) <= h.lastB {
-		h.counts = append(h.counts, make([]int64, len(h.counts)+1024)...)
+		for len(h.counts) <= h.lastB {
+			h.counts = append(h.counts, make([]int64, len(h.counts)+1024)...)
+		}
 	}
 	h.counts[h.lastB]++
 	h.n++

@@ -53,15 +53,17 @@ func (r *RequestRecord) TPOTNs() float64 {
 // record is a request in flight: the plan entry, its engine state and
 // what the client has seen.
 type record struct {
+	// Per-token fields first, then out (which token also updates) and
+	// the engine request, so one token touches few cache lines.
+	done    bool
 	phase   phase
 	api     *apiServer // the API server streaming its tokens
 	chunkAt int64      // when its latest SSE chunk leaves the API server, ns
-	plan    workload.Request
-	req     engine.Request
-	core    *Core
-	out     RequestRecord
 	lastTok int64
-	done    bool
+	out     RequestRecord
+	req     engine.Request
+	plan    workload.Request
+	core    *Core
 }
 
 // phase is where a disaggregated request is.

@@ -8,14 +8,17 @@ import (
 
 // Sim is one simulation: a clock, an event queue, a client and engines.
 type Sim struct {
-	now      int64
-	queue    queue
-	client   client
-	cores    []*Core
-	pools    []*pool
-	disagg   *disagg
-	host     predictor.HostModel
-	records  []*record
+	now     int64
+	queue   queue
+	client  client
+	cores   []*Core
+	pools   []*pool
+	disagg  *disagg
+	host    predictor.HostModel
+	records []*record
+	// slab hands out records in chunks (one allocation per recordChunk
+	// requests; every record lives until the result anyway).
+	slab     []record
 	stepSink func(StepRecord)
 	progress func(done, total int)
 	finished int
@@ -95,36 +98,53 @@ func (s *Sim) requestDone(r *record) {
 	s.finish(r, false)
 }
 
-// token records one output token leaving the engine at s.now (the
-// prefill instance's token of a disaggregated request is discarded by the
-// proxy). The API server streams it as one SSE chunk; if the request's
-// previous chunk is still queued (not yet being served), the token joins
-// that chunk instead, as vLLM's RequestOutputCollector merges outputs the
-// server has not consumed yet. So a saturated API server sends fewer,
-// larger chunks rather than falling ever further behind.
-func (s *Sim) token(r *record) {
-	if r.done || r.phase == phasePrefill {
-		return
-	}
-	at := s.now
-	if s.tokSvc > 0 {
-		if r.chunkAt-s.tokSvc > s.now {
-			r.out.OutputTokens++ // merged into the queued chunk
-			return
+// tokens applies a finished step's sampled tokens in item order: each
+// leaves the engine at s.now for the client, then the scheduler counts it
+// (Scheduler.Sample; the two touch disjoint state, so one pass does
+// both). Requests that finish are appended to done, which is returned.
+//
+// A token of the prefill instance of a disaggregated request is
+// discarded by the proxy. The API server streams a token as one SSE
+// chunk; if the request's previous chunk is still queued (not yet being
+// served), the token joins that chunk instead, as vLLM's
+// RequestOutputCollector merges outputs the server has not consumed yet.
+// So a saturated API server sends fewer, larger chunks rather than
+// falling ever further behind. The loop runs once per token and makes
+// no calls on its common path, so its state stays in registers.
+func (s *Sim) tokens(sched *engine.Scheduler, st *engine.Step, done []*engine.Request) []*engine.Request {
+	now, svc, delay := s.now, s.tokSvc, s.tokDelay
+	for i := range st.Items {
+		q := st.Items[i].Req
+		if !st.Items[i].Samples || q.Status != engine.Running {
+			continue
 		}
-		at = r.api.serve(at, s.tokSvc)
-		r.chunkAt = at
+		if r := q.Data.(*record); !r.done && r.phase != phasePrefill {
+			if svc > 0 && r.chunkAt-svc > now {
+				r.out.OutputTokens++ // merged into the queued chunk
+			} else {
+				at := now
+				if svc > 0 {
+					at = r.api.serve(at, svc)
+					r.chunkAt = at
+				}
+				at += delay
+				if r.out.FirstTokenNs < 0 {
+					r.out.FirstTokenNs = at
+					r.out.CachedTokens = r.req.CachedTokens
+				} else {
+					s.itl.Add(at - r.lastTok)
+					r.out.ITLSumNs += at - r.lastTok
+				}
+				r.lastTok = at
+				r.out.OutputTokens++
+			}
+		}
+		if sched.Sample(q) {
+			sched.Finish(q)
+			done = append(done, q)
+		}
 	}
-	at += s.tokDelay
-	if r.out.FirstTokenNs < 0 {
-		r.out.FirstTokenNs = at
-		r.out.CachedTokens = r.req.CachedTokens
-	} else {
-		s.itl.Add(at - r.lastTok)
-		r.out.ITLSumNs += at - r.lastTok
-	}
-	r.lastTok = at
-	r.out.OutputTokens++
+	return done
 }
 
 // finish closes a request: completed (its last token received) or failed
@@ -162,7 +182,12 @@ func (s *Sim) expire(r *record) {
 
 // newRecord creates the in-flight record of a planned request.
 func (s *Sim) newRecord(p workload.Request) *record {
-	r := &record{plan: p}
+	if len(s.slab) == 0 {
+		s.slab = make([]record, recordChunk)
+	}
+	r := &s.slab[0]
+	s.slab = s.slab[1:]
+	r.plan = p
 	r.req = engine.Request{
 		ID: p.ID, PromptTokens: p.PromptTokens, MaxTokens: p.OutputTokens,
 		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
@@ -176,6 +201,9 @@ func (s *Sim) newRecord(p workload.Request) *record {
 	s.records = append(s.records, r)
 	return r
 }
+
+// recordChunk is how many records newRecord allocates at once.
+const recordChunk = 256
 
 // Router picks the engine core for a request.
 type Router interface {

@@ -17,6 +17,7 @@ func TestHashIndexMatchesMap(t *testing.T) {
 	for i := range keys {
 		keys[i] = uint64(rng.IntN(64)+1) << 60 >> 60 // few distinct low bits: collisions
 		keys[i] = keys[i]*0x100 + uint64(i) + 1
+		keys[i] |= uint64(rng.IntN(4)) << 40 // high halves too (slots split keys)
 	}
 	for step := 0; step < 20000; step++ {
 		k := keys[rng.IntN(len(keys))]

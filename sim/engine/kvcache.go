@@ -11,18 +11,24 @@ package engine
 type BlockPool struct {
 	BlockSize int
 	numBlocks int
-	refCnt    []int32
-	hash      []uint64 // 0 = not a cached full block
-	prev      []int32  // free-queue links; -1 = none
-	next      []int32
-	inFree    []bool
-	head      int32 // least recently freed (evicted first)
-	tail      int32
-	numFree   int
-	cached    hashIndex
-	caching   bool
+	// meta is each block's state in one place: allocating or freeing a
+	// block touches one cache line of it (and its free-queue neighbours').
+	meta    []blockMeta
+	head    int32 // least recently freed (evicted first)
+	tail    int32
+	numFree int
+	cached  hashIndex
+	caching bool
 	// Evictions counts cached blocks handed out again (their hash dropped).
 	Evictions int64
+}
+
+// blockMeta is one block's state.
+type blockMeta struct {
+	hash       uint64 // 0 = not a cached full block
+	prev, next int32  // free-queue links; -1 = none
+	refCnt     int32
+	inFree     bool
 }
 
 // NewBlockPool returns a pool of numBlocks free blocks. caching enables
@@ -30,9 +36,7 @@ type BlockPool struct {
 func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
 	p := &BlockPool{
 		BlockSize: blockSize, numBlocks: numBlocks, caching: caching,
-		refCnt: make([]int32, numBlocks), hash: make([]uint64, numBlocks),
-		prev: make([]int32, numBlocks), next: make([]int32, numBlocks),
-		inFree: make([]bool, numBlocks), head: -1, tail: -1,
+		meta: make([]blockMeta, numBlocks), head: -1, tail: -1,
 		cached: newHashIndex(numBlocks),
 	}
 	for i := 0; i < numBlocks; i++ {
@@ -52,29 +56,31 @@ func (p *BlockPool) NumFree() int { return p.numFree }
 func (p *BlockPool) NumUsed() int { return p.numBlocks - p.numFree }
 
 func (p *BlockPool) pushTail(b int32) {
-	p.prev[b], p.next[b] = p.tail, -1
+	m := &p.meta[b]
+	m.prev, m.next = p.tail, -1
 	if p.tail >= 0 {
-		p.next[p.tail] = b
+		p.meta[p.tail].next = b
 	} else {
 		p.head = b
 	}
 	p.tail = b
-	p.inFree[b] = true
+	m.inFree = true
 	p.numFree++
 }
 
 func (p *BlockPool) remove(b int32) {
-	if p.prev[b] >= 0 {
-		p.next[p.prev[b]] = p.next[b]
+	m := &p.meta[b]
+	if m.prev >= 0 {
+		p.meta[m.prev].next = m.next
 	} else {
-		p.head = p.next[b]
+		p.head = m.next
 	}
-	if p.next[b] >= 0 {
-		p.prev[p.next[b]] = p.prev[b]
+	if m.next >= 0 {
+		p.meta[m.next].prev = m.prev
 	} else {
-		p.tail = p.prev[b]
+		p.tail = m.prev
 	}
-	p.inFree[b] = false
+	m.inFree = false
 	p.numFree--
 }
 
@@ -90,10 +96,10 @@ func (p *BlockPool) Lookup(h uint64) int32 {
 // ones out of the free queue.
 func (p *BlockPool) Touch(blocks []int32) {
 	for _, b := range blocks {
-		if p.refCnt[b] == 0 && p.inFree[b] {
+		if p.meta[b].refCnt == 0 && p.meta[b].inFree {
 			p.remove(b)
 		}
-		p.refCnt[b]++
+		p.meta[b].refCnt++
 	}
 }
 
@@ -107,12 +113,12 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 	for i := 0; i < n; i++ {
 		b := p.head
 		p.remove(b)
-		if h := p.hash[b]; h != 0 {
+		if h := p.meta[b].hash; h != 0 {
 			p.cached.deleteIf(h, b)
-			p.hash[b] = 0
+			p.meta[b].hash = 0
 			p.Evictions++
 		}
-		p.refCnt[b] = 1
+		p.meta[b].refCnt = 1
 		dst = append(dst, b)
 	}
 	return dst
@@ -122,8 +128,8 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 // frees a request's blocks tail first so that its tail is evicted first).
 func (p *BlockPool) Free(blocks []int32) {
 	for _, b := range blocks {
-		p.refCnt[b]--
-		if p.refCnt[b] == 0 {
+		p.meta[b].refCnt--
+		if p.meta[b].refCnt == 0 {
 			p.pushTail(b)
 		}
 	}
@@ -135,6 +141,6 @@ func (p *BlockPool) Cache(b int32, h uint64) {
 	if !p.caching || h == 0 {
 		return
 	}
-	p.hash[b] = h
+	p.meta[b].hash = h
 	p.cached.putIfAbsent(h, b)
 }

@@ -22,9 +22,33 @@ const (
 // requests share a cached block exactly when their prompts share that
 // block's whole prefix.
 type Request struct {
-	ID           int
+	// The fields every step reads come first, so a running request's
+	// per-step work touches as few cache lines as possible.
+
+	Status Status
+	// InFlight marks a request inside a batch still executing (pipeline
+	// parallelism); the scheduler skips it.
+	InFlight bool
+	// HoldKV keeps a finished request's blocks until Release (a prefill
+	// instance keeps the KV until the transfer to the decode side is done).
+	HoldKV   bool
+	admitted bool
+
+	NumComputed int // tokens whose KV is computed (advanced at schedule time)
+	NumOutput   int // output tokens sampled
+	// Pending counts output tokens scheduled but not yet sampled: async
+	// scheduling's placeholders (num_output_placeholders), so the next
+	// step can be scheduled before this one's tokens exist.
+	Pending      int
 	PromptTokens int
 	MaxTokens    int // output tokens to generate (ignore_eos)
+	Blocks       []int32
+	numHashed    int
+
+	// Data is the owner's per-request record (sim's metrics).
+	Data any
+
+	ID           int
 	PrefixKey    uint64
 	PrefixTokens int
 	ContentKey   uint64
@@ -35,35 +59,16 @@ type Request struct {
 	// The hits are the same as vLLM's; the work is less.
 	UniquePrompt bool
 
-	NumComputed int // tokens whose KV is computed (advanced at schedule time)
-	NumOutput   int // output tokens sampled
-	// Pending counts output tokens scheduled but not yet sampled: async
-	// scheduling's placeholders (num_output_placeholders), so the next
-	// step can be scheduled before this one's tokens exist.
-	Pending     int
-	Status      Status
 	Preemptions int
 	// CachedTokens is the prefix-cache hit at first admission, tokens.
 	CachedTokens int
-	// InFlight marks a request inside a batch still executing (pipeline
-	// parallelism); the scheduler skips it.
-	InFlight bool
 	// ExternalTokens are prompt tokens whose KV arrives through a KV
 	// connector (disaggregated decode): at first admission they count as
 	// computed, and blocks are allocated for them. Preemption drops them
 	// (the remote copy is gone; the request recomputes).
 	ExternalTokens int
-	// HoldKV keeps a finished request's blocks until Release (a prefill
-	// instance keeps the KV until the transfer to the decode side is done).
-	HoldKV   bool
-	admitted bool
 
-	Blocks    []int32
-	numHashed int
-	hashes    []uint64
-
-	// Data is the owner's per-request record (sim's metrics).
-	Data any
+	hashes []uint64
 }
 
 // NumTokens is prompt plus generated tokens.

@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // Config is the engine core's scheduling configuration, named as vLLM's
 // flags (SchedulerConfig, CacheConfig).
 type Config struct {
@@ -76,39 +78,24 @@ func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || s.waiting.len(
 func (s *Scheduler) Schedule(out *Step) {
 	*out = Step{Items: out.Items[:0]}
 	budget := s.cfg.MaxNumBatchedTokens
-	preempted := false
-	for i := 0; i < len(s.running) && budget > 0; {
-		r := s.running[i]
-		if r.InFlight || r.NumOutput+r.Pending >= r.MaxTokens {
-			// In a batch still executing (PP), or its last token is already
-			// scheduled (async: avoid scheduling an extra step).
-			i++
-			continue
+	for i := 0; ; i++ {
+		// Plain decode steps (nearly every item) in a call-free loop; it
+		// stops at the first request that needs the general path below.
+		if i, budget = s.decodes(out, i, budget); i >= len(s.running) || budget <= 0 {
+			break
 		}
+		r := s.running[i]
 		n := s.newTokens(r, r.NumComputed, budget)
 		if n <= 0 {
-			i++
 			continue
 		}
-		scheduled := true
-		for !s.allocate(r, r.NumComputed, n, nil) {
-			victim := s.running[len(s.running)-1]
-			s.running = s.running[:len(s.running)-1]
-			s.preempt(victim)
-			preempted = true
-			out.NumPreempted++
-			if victim == r {
-				scheduled = false
-				break
-			}
-		}
-		if !scheduled {
+		if !s.makeRoom(out, r, n) {
 			break
 		}
 		s.emit(out, r, n)
 		budget -= n
-		i++
 	}
+	preempted := out.NumPreempted > 0
 	if !preempted {
 		for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
 			r := s.waiting.front()
@@ -142,6 +129,68 @@ func (s *Scheduler) Schedule(out *Step) {
 	out.NumWaiting = s.waiting.len()
 }
 
+// decodes is Schedule's running loop from index i for requests taking a
+// plain decode step whose token fits the blocks they hold (allocate's
+// fast path: no block becomes full): it emits them as emit would,
+// skips requests that cannot be scheduled (in flight, or their last
+// token already scheduled), and returns the index of the first request
+// that needs more (a prefill chunk, new blocks, or n ≤ 0), with the
+// budget left. No calls, so the loop stays in registers.
+func (s *Scheduler) decodes(out *Step, i, budget int) (int, int) {
+	// Room for every remaining request up front: no append in the loop.
+	items := slices.Grow(out.Items, len(s.running)-i)
+	bs := s.cfg.BlockSize
+	var decodes, sampled int
+	var ctxSum int64
+	for ; i < len(s.running) && budget > 0; i++ {
+		r := s.running[i]
+		if r.InFlight || r.NumOutput+r.Pending >= r.MaxTokens {
+			// In a batch still executing (PP), or its last token is already
+			// scheduled (async: avoid scheduling an extra step).
+			continue
+		}
+		c := r.NumComputed
+		if c < r.PromptTokens || s.newTokens(r, c, budget) != 1 ||
+			c+1 > len(r.Blocks)*bs || r.NumTokens() >= (r.numHashed+1)*bs {
+			break
+		}
+		r.NumComputed = c + 1
+		samples := c+1 >= r.known()
+		if samples {
+			r.Pending++
+			sampled++
+		}
+		items = items[:len(items)+1]
+		it := &items[len(items)-1]
+		it.Req, it.NumNew, it.Computed, it.Decode, it.Samples = r, 1, c, true, samples
+		decodes++
+		ctxSum += int64(c + 1)
+		budget--
+	}
+	out.Items = items
+	out.NumTokens += decodes
+	out.NumDecode += decodes
+	out.DecodeCtxSum += ctxSum
+	out.NumSampled += sampled
+	return i, budget
+}
+
+// makeRoom allocates KV blocks for r's n new tokens, preempting running
+// requests from the back (counted in out) until they fit. It reports
+// false when r itself was preempted.
+func (s *Scheduler) makeRoom(out *Step, r *Request, n int) bool {
+	for !s.allocate(r, r.NumComputed, n, nil) {
+		victim := s.running[len(s.running)-1]
+		s.running = s.running[:len(s.running)-1]
+		s.preempt(victim)
+		out.NumPreempted++
+		if victim == r {
+			return false
+		}
+	}
+	return true
+}
+
 // newTokens is how many tokens r may compute this step, given computed
 // tokens already in its KV: the rest of its known tokens, capped by
 // long_prefill_token_threshold, the remaining budget and max_model_len.
@@ -172,7 +221,15 @@ func (s *Scheduler) emit(out *Step, r *Request, n int) {
 		r.Pending++
 		out.NumSampled++
 	}
-	out.Items = append(out.Items, Scheduled{Req: r, NumNew: n, Computed: computed, Decode: decode, Samples: samples})
+	// Fill the new slot in place: a composite literal appended whole is
+	// built on the stack and copied, which stalls on store forwarding.
+	if len(out.Items) == cap(out.Items) {
+		out.Items = append(out.Items, Scheduled{})
+	} else {
+		out.Items = out.Items[:len(out.Items)+1]
+	}
+	it := &out.Items[len(out.Items)-1]
+	it.Req, it.NumNew, it.Computed, it.Decode, it.Samples = r, n, computed, decode, samples
 	out.NumTokens += n
 	if decode {
 		out.NumDecode++
@@ -211,8 +268,10 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	bs := s.cfg.BlockSize
 	total := computed + n
-	if len(hit) == 0 && total <= len(r.Blocks)*bs && r.NumTokens()/bs <= r.numHashed {
-		return true // fast path: fits the blocks held, no block newly full
+	if len(hit) == 0 && total <= len(r.Blocks)*bs && r.NumTokens() < (r.numHashed+1)*bs {
+		// fast path: fits the blocks held, no block newly full
+		// (NumTokens/bs ≤ numHashed, without the division)
+		return true
 	}
 	need := (total+bs-1)/bs - len(r.Blocks) - len(hit)
 	if need < 0 {
@@ -223,7 +282,7 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	}
 	evictable := 0
 	for _, b := range hit {
-		if s.Pool.refCnt[b] == 0 {
+		if s.Pool.meta[b].refCnt == 0 {
 			evictable++
 		}
 	}
@@ -287,29 +346,41 @@ func (s *Scheduler) freeBlocks(r *Request) {
 // reached max_tokens or max_model_len finish and free their blocks. It
 // appends finished requests to done and returns it.
 func (s *Scheduler) Update(step *Step, done []*Request) []*Request {
-	any := false
+	n := len(done)
 	for i := range step.Items {
-		it := &step.Items[i]
-		r := it.Req
-		if !it.Samples || r.Status != Running {
-			continue
-		}
-		r.Pending--
-		r.NumOutput++
-		if r.NumOutput >= r.MaxTokens || r.NumTokens() >= s.cfg.MaxModelLen {
-			r.Status = Finished
-			if !r.HoldKV {
-				s.freeBlocks(r)
-			}
+		if r := step.Items[i].Req; step.Items[i].Samples && r.Status == Running && s.Sample(r) {
+			s.Finish(r)
 			done = append(done, r)
-			any = true
 		}
 	}
-	if any {
+	if len(done) > n {
 		s.compactRunning()
 	}
 	return done
 }
+
+// Sample is Update's work on one running request the finished step
+// samples for: its oldest placeholder becomes an output token. It
+// reports whether r reached max_tokens or max_model_len; the caller then
+// calls Finish, and Compact once after the step. Small enough to inline
+// in a caller's own loop over the step.
+func (s *Scheduler) Sample(r *Request) bool {
+	r.Pending--
+	r.NumOutput++
+	return r.NumOutput >= r.MaxTokens || r.NumTokens() >= s.cfg.MaxModelLen
+}
+
+// Finish ends a request Sample reported done, freeing its blocks unless
+// HoldKV.
+func (s *Scheduler) Finish(r *Request) {
+	r.Status = Finished
+	if !r.HoldKV {
+		s.freeBlocks(r)
+	}
+}
+
+// Compact drops finished requests from the running list.
+func (s *Scheduler) Compact() { s.compactRunning() }
 
 func (s *Scheduler) compactRunning() {
 	k := 0

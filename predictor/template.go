@@ -1,0 +1,76 @@
+package predictor
+
+import "frontier/profiles"
+
+// Template is what New derives from the operator tables for one model
+// shard (interpolation grids and curves), built once and shared
+// read-only by every predictor it makes. Building the grids costs far
+// more than a short simulation's pricing, and a deployment builds one
+// predictor per engine core per run. Safe for concurrent use.
+type Template struct {
+	key   templateKey
+	proto *Predictor // never prices: its memos and coverage stay empty
+}
+
+// templateKey is every Config field New's table work depends on.
+type templateKey struct {
+	tables         *profiles.Tables
+	model          profiles.ModelSpec
+	dtype, kv      string
+	dist           string
+	tp, dp         int
+	expertParallel bool
+}
+
+func keyOf(cfg Config) templateKey {
+	return templateKey{
+		tables: cfg.Tables, model: cfg.Model, dtype: cfg.Dtype, kv: cfg.KVDtype, dist: cfg.MoEDistribution,
+		tp: cfg.TP, dp: cfg.DP, expertParallel: cfg.ExpertParallel,
+	}
+}
+
+// NewTemplate builds the shared part of cfg's predictors; it fails where
+// New fails.
+func NewTemplate(cfg Config) (*Template, error) {
+	p, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{key: keyOf(p.cfg), proto: p}, nil
+}
+
+// New returns a fresh predictor for cfg, equal to New(cfg): its own
+// memos, coverage and notes over the template's grids. A nil template,
+// or a cfg whose tables or shapes differ from the template's, falls back
+// to New(cfg).
+func (t *Template) New(cfg Config) (*Predictor, error) {
+	if t == nil {
+		return New(cfg)
+	}
+	cfg, err := withDefaults(cfg)
+	if err != nil || keyOf(cfg) != t.key {
+		return New(cfg)
+	}
+	src := t.proto
+	p := newEmpty(cfg)
+	g := *src.gemm
+	g.Cov = Coverage{}
+	p.gemm = &g
+	p.attn = &Attention{prefill: src.attn.prefill, decode: src.attn.decode}
+	p.comm = freshComm(src.comm)
+	p.moeComm = freshComm(src.moeComm)
+	if src.moe != nil {
+		m := *src.moe
+		m.Cov = Coverage{}
+		p.moe = &m
+	}
+	p.Notes = append(p.Notes, src.Notes...)
+	return p, nil
+}
+
+func freshComm(c *Comm) *Comm {
+	if c == nil {
+		return nil
+	}
+	return &Comm{gpus: c.gpus, curves: c.curves}
+}

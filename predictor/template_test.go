@@ -1,0 +1,82 @@
+package predictor
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// priceAll prices a fixed mix of decode and prefill steps (some beyond
+// the tables' grids) and returns the step times.
+func priceAll(p *Predictor) []StepTime {
+	var out []StepTime
+	for _, b := range []Batch{
+		{NumTokens: 8, PaddedTokens: 8, Graph: true, NumDecodes: 8, DecodeCtxSum: 8 * 700, NumSampled: 8, NumRequests: 8, NumRunning: 8},
+		{NumTokens: 600, PaddedTokens: 600, Prefills: []Chunk{{NewTokens: 592}}, NumDecodes: 8, DecodeCtxSum: 8 * 701, NumSampled: 9, NumRequests: 9, NumRunning: 9},
+		{NumTokens: 2048, PaddedTokens: 2048, Prefills: []Chunk{{NewTokens: 2048, PrefixTokens: 100000}}, NumRequests: 1, NumRunning: 1},
+		{NumTokens: 8, PaddedTokens: 8, Graph: true, NumDecodes: 8, DecodeCtxSum: 8 * 700, NumSampled: 8, NumRequests: 8, NumRunning: 8},
+	} {
+		out = append(out, p.Step(&b, true))
+	}
+	return out
+}
+
+// A template's predictors price, count coverage and note substitutions
+// exactly as New's, each with its own memos and counts; a config the
+// template was not built for falls back to New.
+func TestTemplateMatchesNew(t *testing.T) {
+	llama := llamaConfig(t, "meta-llama/Llama-2-7b-hf", "h100-sxm", 1)
+	qwen := llamaConfig(t, "Qwen/Qwen3-30B-A3B", "h200-sxm", 1)
+	qwen.DP, qwen.ExpertParallel = 8, true
+	for _, cfg := range []Config{llama, qwen} {
+		want, err := New(cfg)
+		require.NoError(t, err)
+		wantSteps := priceAll(want)
+		tmpl, err := NewTemplate(cfg)
+		require.NoError(t, err)
+		a, err := tmpl.New(cfg)
+		require.NoError(t, err)
+		b, err := tmpl.New(cfg)
+		require.NoError(t, err)
+		assert.Equal(t, wantSteps, priceAll(a))
+		assert.Equal(t, want.Coverage(), a.Coverage())
+		assert.Equal(t, want.AllNotes(), a.AllNotes())
+		assert.Zero(t, b.Coverage().Lookups, "a sibling's lookups are its own")
+		assert.Equal(t, wantSteps, priceAll(b))
+		assert.Equal(t, want.Coverage(), b.Coverage())
+	}
+	assert.NotZero(t, priceAll(mustNew(t, llama))[2].DeviceNs)
+	// Llama-2-7b's 32/32 decode is priced by the bytes-read rule: noted.
+	p, err := mustTemplate(t, llama).New(llama)
+	require.NoError(t, err)
+	priceAll(p)
+	assert.NotEmpty(t, p.AllNotes())
+	// TP 2 is not what the template holds: New's result, TP 2 shapes.
+	tp2 := llama
+	tp2.TP = 2
+	q, err := mustTemplate(t, llama).New(tp2)
+	require.NoError(t, err)
+	assert.Equal(t, 16, q.heads)
+	assert.Equal(t, priceAll(mustNew(t, tp2)), priceAll(q))
+	var none *Template
+	r, err := none.New(llama)
+	require.NoError(t, err)
+	assert.Equal(t, priceAll(mustNew(t, llama)), priceAll(r))
+	_, err = NewTemplate(Config{Model: llama.Model, Tables: llama.Tables, TP: 0, PP: 1})
+	assert.ErrorContains(t, err, "parallel sizes must be ≥ 1")
+}
+
+func mustNew(t *testing.T, cfg Config) *Predictor {
+	t.Helper()
+	p, err := New(cfg)
+	require.NoError(t, err)
+	return p
+}
+
+func mustTemplate(t *testing.T, cfg Config) *Template {
+	t.Helper()
+	tmpl, err := NewTemplate(cfg)
+	require.NoError(t, err)
+	return tmpl
+}
