@@ -48,7 +48,7 @@ type Disagg struct {
 }
 
 // MaxTotalBlocks bounds the KV blocks of all engines together, so memory
-// stays bounded (each block costs about 45 bytes of simulator state).
+// stays bounded (each block costs about 48 bytes of simulator state: 24 of block state, the rest prefix-cache index).
 const MaxTotalBlocks = 100_000_000
 
 // Setup is everything resolved from a scenario before the run.
@@ -124,7 +124,7 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		total += d.Engine.NumBlocks * d.DP * d.Instances
 	}
 	if total > MaxTotalBlocks {
-		return nil, fmt.Errorf("the deployment's engines hold %d KV blocks in all; the simulator keeps at most %d (about 45 bytes each): lower data_parallel_size, instances or num_gpu_blocks_override", total, MaxTotalBlocks)
+		return nil, fmt.Errorf("the deployment's engines hold %d KV blocks in all; the simulator keeps at most %d (about 48 bytes each): lower data_parallel_size, instances or num_gpu_blocks_override", total, MaxTotalBlocks)
 	}
 	if st.Plan, err = workload.Build(&sc.Workload, sc.Resolve); err != nil {
 		return nil, err
