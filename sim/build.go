@@ -48,7 +48,7 @@ type Disagg struct {
 }
 
 // MaxTotalBlocks bounds the KV blocks of all engines together, so memory
-// stays bounded (each block costs about 48 bytes of simulator state: 24 of block state, the rest prefix-cache index).
+// stays bounded (each block costs about 48 bytes of simulator state).
 const MaxTotalBlocks = 100_000_000
 
 // Setup is everything resolved from a scenario before the run.
