@@ -172,7 +172,7 @@ func RenderMarkdown(w io.Writer, rows []Row, trainCells []string) error {
 		ok, gated := true, false
 		var g, rep []string
 		for _, r := range c.rows {
-			s := fmt.Sprintf("%s %s", r.Metric, formatPercent(signedErr(r)))
+			s := fmt.Sprintf("%s %s", r.Metric, signedPercent(signedErr(r)))
 			if r.Gated {
 				gated = true
 				ok = ok && r.Pass

@@ -3,6 +3,10 @@ package predictor
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
 )
 
 // HostModel is the engine core's host (CPU) time per step, in named terms,
@@ -37,6 +41,27 @@ type HostModel struct {
 	// --api-server-count 1).
 	APIRequestNs float64 `json:"api_request_ns"`
 	APITokenNs   float64 `json:"api_token_ns"`
+}
+
+// MaxHostTermNs bounds every host term: 10^12 ns (1,000 s) is far above
+// any CPU overhead and keeps step times inside int64 nanoseconds.
+const MaxHostTermNs = 1e12
+
+// Validate checks that every term is a non-negative number of ns up to
+// MaxHostTermNs
+// (a negative overhead would let steps or requests finish before they
+// start); the error names the field as the calibration file spells it.
+func (h HostModel) Validate() error {
+	v := reflect.ValueOf(h)
+	t := v.Type()
+	for i := range t.NumField() {
+		x := v.Field(i).Float()
+		if math.IsNaN(x) || x < 0 || x > MaxHostTermNs {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			return fmt.Errorf("host.%s: must be a number of ns in [0, %.0e], got %v", name, MaxHostTermNs, x)
+		}
+	}
+	return nil
 }
 
 // DefaultHost is the uncalibrated host model.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -287,19 +288,32 @@ func tableDtype(flag string, m profiles.ModelSpec, path string) (string, string,
 }
 
 // LoadHost reads a calibration file: JSON with a "host" object of
-// predictor.HostModel fields (frontier calibrate writes it). Omitted
-// fields keep their defaults.
+// predictor.HostModel fields (frontier calibrate writes it). Fields the
+// object leaves out keep the committed fit's values
+// (predictor.DefaultHostFor). Errors: the file is not JSON, has no "host"
+// object, names a field HostModel does not have, or holds a negative or
+// non-finite value (HostModel.Validate).
 func LoadHost(path string) (predictor.HostModel, error) {
-	h := predictor.DefaultHost()
+	h, _ := predictor.DefaultHostFor("h100-sxm")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return h, err
 	}
 	var f struct {
-		Host *predictor.HostModel `json:"host"`
+		Host json.RawMessage `json:"host"`
 	}
-	f.Host = &h
 	if err := json.Unmarshal(data, &f); err != nil {
+		return h, fmt.Errorf("%s: not a calibration file (JSON written by frontier calibrate): %w", path, err)
+	}
+	if len(f.Host) == 0 || string(f.Host) == "null" {
+		return h, fmt.Errorf("%s: not a calibration file: no \"host\" object (frontier calibrate writes one)", path)
+	}
+	dec := json.NewDecoder(bytes.NewReader(f.Host))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return h, fmt.Errorf("%s: host: %w", path, err)
+	}
+	if err := h.Validate(); err != nil {
 		return h, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,7 +76,12 @@ verdicts; --strict exits 1 on any FAIL.`,
 				if err := calibration.RenderText(out, rows); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "gate: %d scenarios in %.1f s\n", len(files), time.Since(start).Seconds())
+				runs := map[string]bool{}
+				for _, r := range rows {
+					run, _, _ := strings.Cut(r.Cell, "/")
+					runs[run] = true
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "gate: %d scenarios in %.1f s\n", len(runs), time.Since(start).Seconds())
 			}
 			if err != nil {
 				return bad(fmt.Errorf("some scenarios did not run (the rows above are the others):\n%w", err))

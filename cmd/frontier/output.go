@@ -8,10 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gocarina/gocsv"
 
@@ -37,7 +37,11 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		if d.Pool != "" {
 			role = fmt.Sprintf("%s%s pool (%d×):", strings.ToUpper(d.Pool[:1]), d.Pool[1:], d.Instances)
 		}
-		line(role, fmt.Sprintf("%s on %s, TP %d PP %d DP %d", d.Model.ID, d.Hardware.Name, d.Pred.TP, d.PP, d.DP))
+		desc := fmt.Sprintf("%s on %s, TP %d PP %d DP %d", d.Model.ID, d.Hardware.Name, d.Pred.TP, d.PP, d.DP)
+		if d.Pred.ExpertParallel {
+			desc += fmt.Sprintf(", EP %d", d.Pred.TP*d.DP)
+		}
+		line(role, desc)
 		line("  KV cache per engine:", fmt.Sprintf("%d blocks (%d tokens)", d.Memory.NumBlocks, d.Memory.MaxTokens(d.Engine.BlockSize)))
 	}
 	line("Request rate:", describeRate(sc))
@@ -168,10 +172,11 @@ func center(title string, fill rune) string {
 // saveResult writes the JSON `vllm bench serve --save-result` writes, with
 // its key names, plus a "frontier" object describing the simulation; with
 // appendTo it appends it as one more line (--append-result).
-func saveResult(path string, appendTo bool, sc *scenarios.Scenario, st *sim.Setup, res *sim.Result, s sim.BenchSummary) error {
+func saveResult(path string, rf resultFlags, sc *scenarios.Scenario, st *sim.Setup, res *sim.Result, s sim.BenchSummary) error {
 	out := map[string]any{
-		"date":                   time.Now().UTC().Format("20060102-150405"),
-		"backend":                "vllm",
+		"date":                   rf.stamp(),
+		"backend":                rf.backend,
+		"label":                  labelJSON(rf.label),
 		"model_id":               st.Model.ID,
 		"tokenizer_id":           st.Model.ID,
 		"num_prompts":            len(res.Requests),
@@ -208,7 +213,12 @@ func saveResult(path string, appendTo bool, sc *scenarios.Scenario, st *sim.Setu
 	if err != nil {
 		return err
 	}
-	if !appendTo {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("--result-dir: %w", err)
+		}
+	}
+	if !rf.appendTo {
 		return os.WriteFile(path, data, 0o644)
 	}
 	// --append-result: one JSON object per line, as bench serve appends.
@@ -224,6 +234,14 @@ func saveResult(path string, appendTo bool, sc *scenarios.Scenario, st *sim.Setu
 		return err
 	}
 	return fh.Close()
+}
+
+// labelJSON is bench serve's "label": the --label value, null when unset.
+func labelJSON(l string) any {
+	if l == "" {
+		return nil
+	}
+	return l
 }
 
 // rateJSON is bench serve's request_rate: a number or "inf"; null for
@@ -350,7 +368,8 @@ func poolsJSON(st *sim.Setup) []map[string]any {
 		out = append(out, map[string]any{
 			"pool": d.Pool, "instances": d.Instances, "model": d.Model.ID, "hardware": d.Hardware.Name,
 			"tensor_parallel_size": d.Pred.TP, "pipeline_parallel_size": d.PP, "data_parallel_size": d.DP,
-			"num_gpu_blocks": d.Memory.NumBlocks,
+			"enable_expert_parallel": d.Pred.ExpertParallel,
+			"num_gpu_blocks":         d.Memory.NumBlocks,
 		})
 	}
 	return out

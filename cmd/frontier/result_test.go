@@ -25,8 +25,16 @@ func TestSaveResultDefaultName(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
-	assert.Regexp(t, regexp.MustCompile(`^vllm-10\.0qps-concurrency4-Llama-3\.1-8B-Instruct-\d{8}-\d{6}\.json$`), entries[0].Name())
-	assert.Contains(t, stderr, "result: "+filepath.Join(dir, entries[0].Name()))
+	name := entries[0].Name()
+	assert.Regexp(t, regexp.MustCompile(`^openai-10\.0qps-concurrency4-Llama-3\.1-8B-Instruct-\d{8}-\d{6}\.json$`), name)
+	assert.Contains(t, stderr, "result: "+filepath.Join(dir, name))
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Equal(t, name[len(name)-len("20261129-080509.json"):len(name)-len(".json")], res["date"], "one timestamp for the name and the JSON")
+	assert.Equal(t, "openai", res["backend"])
+	assert.Nil(t, res["label"])
 }
 
 // --append-result adds one JSON object per line.
@@ -70,13 +78,50 @@ func TestRateName(t *testing.T) {
 		sc.Workload.Arrivals.RequestRate = scenarios.Rate(r)
 		return sc
 	}
-	assert.Equal(t, "inf", rateName(mk(math.Inf(1))))
-	assert.Equal(t, "10.0", rateName(mk(10)))
-	assert.Equal(t, "2.5", rateName(mk(2.5)))
+	for rate, want := range map[float64]string{math.Inf(1): "infqps", 10: "10.0qps", 2.5: "2.5qps", 1e20: "1e+20qps",
+		0.00001: "1e-05qps", 1.5e-7: "1.5e-07qps", 0.0001: "0.0001qps", 123456789: "123456789.0qps"} {
+		assert.Equal(t, want, rateName(mk(rate)), "%v", rate)
+	}
 	staged := mk(1)
 	staged.Workload.Arrivals.Stages = []scenarios.Stage{{Rate: 4, DurationS: 10}}
 	assert.Equal(t, "stages", rateName(staged))
-	p, err := resultFlags{save: true, label: "mine"}.path(mk(1), "org/Model-X", time.Date(2026, 11, 29, 8, 5, 9, 0, time.UTC))
+	now := time.Date(2026, 11, 29, 8, 5, 9, 0, time.UTC)
+	p, err := resultFlags{save: true, label: "mine", backend: "openai", now: now}.path(mk(1), "org/Model-X")
 	require.NoError(t, err)
 	assert.Equal(t, "mine-1.0qps-Model-X-20261129-080509.json", p)
+	p, err = resultFlags{save: true, backend: "vllm", now: now}.path(staged, "m")
+	require.NoError(t, err)
+	assert.Equal(t, "vllm-stages-m-20261129-080509.json", p)
+	// os.path.join: an absolute file name ignores --result-dir.
+	p, err = resultFlags{save: true, backend: "openai", dir: "d", name: "/abs/r.json", now: now}.path(mk(1), "m")
+	require.NoError(t, err)
+	assert.Equal(t, "/abs/r.json", p)
+	_, err = resultFlags{save: true, backend: "tgi", now: now}.path(mk(1), "m")
+	assert.ErrorContains(t, err, "--backend: one of openai, openai-chat, vllm")
+	_, err = resultFlags{save: true, backend: "openai", label: "a/b", now: now}.path(mk(1), "m")
+	assert.ErrorContains(t, err, "--label")
+}
+
+// A run refused after the folder check leaves no folder behind.
+func TestResultDirNotLeftBehind(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "leftover", "deep")
+	_, _, err := run(t, withTiny("--save-result", "--result-dir", dir, "--model", "meta-llama/Llama-3.1-70B-Instruct", "--hardware", "h100-sxm")...)
+	require.Error(t, err, "70B does not fit one H100")
+	assert.NoDirExists(t, filepath.Join(root, "leftover"))
+}
+
+// `frontier models` says which embedded tables can price each model, and
+// why not when none can.
+func TestModelsSaysWhereItIsPriced(t *testing.T) {
+	out, _, err := run(t, "models")
+	require.NoError(t, err)
+	lines := map[string]string{}
+	for _, l := range regexp.MustCompile(`\n`).Split(out, -1) {
+		if f := regexp.MustCompile(`^(\S+)\s`).FindStringSubmatch(l); f != nil {
+			lines[f[1]] = l
+		}
+	}
+	assert.Contains(t, lines["mistralai/Mixtral-8x7B-v0.1"], "tables: h100-sxm h200-sxm")
+	assert.Contains(t, lines["RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"], "tables: none (moe table has no fp8 rows")
 }

@@ -116,7 +116,8 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.result.appendTo, "append-result", false, "append the result JSON as one line to the result file")
 	fl.StringVar(&f.result.dir, "result-dir", "", "folder for the result file (created if missing)")
 	fl.StringVar(&f.result.name, "result-filename", "", "result file name (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)")
-	fl.StringVar(&f.result.label, "label", "", "label that starts the default result file name (default: vllm)")
+	fl.StringVar(&f.result.label, "label", "", "label that starts the default result file name (default: --backend)")
+	fl.StringVar(&f.result.backend, "backend", "openai", "endpoint bench serve would call: "+strings.Join(resultBackends, " | ")+" (names the result; the simulation is the same)")
 	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "accepted as in vllm bench serve: simulated requests always generate their full output length")
 	fl.StringVar(&f.requestsCSV, "requests-csv", "", "write one row per request to FILE")
 	fl.StringVar(&f.stepsCSV, "steps-csv", "", "write one row per engine step to FILE")
@@ -154,6 +155,12 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		sc = defaultScenario()
 	}
 	set := cmd.Flags().Changed
+	for _, pair := range [][2]string{{"enable-expert-parallel", "no-enable-expert-parallel"},
+		{"enable-prefix-caching", "no-enable-prefix-caching"}, {"async-scheduling", "no-async-scheduling"}} {
+		if set(pair[0]) && set(pair[1]) {
+			return nil, fmt.Errorf("--%s and --%s: give one of them", pair[0], pair[1])
+		}
+	}
 	if f.scenario == "" && cmd.Flags().NFlag() > 0 {
 		for _, n := range append(append([]string{"hardware"}, deploymentFlags...), "dataset-name", "trace", "num-prompts",
 			"random-input-len", "random-output-len", "random-range-ratio", "request-rate", "burstiness", "max-concurrency", "seed", "timeout") {
@@ -306,11 +313,11 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	randomFlags := []string{"num-prompts", "random-input-len", "random-output-len", "random-range-ratio"}
 	known := w.Dataset == "shared_prefix" || w.Dataset == "trace"
 	if known && anySet(set, randomFlags...) {
-		return fmt.Errorf("%s: these apply to the random dataset, but the workload's dataset is %s", strings.Join(setFlags(set, randomFlags), ", "), w.Dataset)
+		return fmt.Errorf("%s: only for the random dataset, but the workload's dataset is %s", strings.Join(setFlags(set, randomFlags), ", "), w.Dataset)
 	}
 	rateFlags := []string{"request-rate", "burstiness"}
 	if anySet(set, rateFlags...) && (len(w.Arrivals.Stages) > 0 || w.Dataset == "trace") {
-		return fmt.Errorf("%s do not apply: the scenario's workload.arrivals.stages or the trace set the send times", strings.Join(setFlags(set, rateFlags), ", "))
+		return fmt.Errorf("%s: not used here, the scenario's workload.arrivals.stages or the trace set the send times", strings.Join(setFlags(set, rateFlags), ", "))
 	}
 	if anySet(set, "num-prompts", "random-input-len", "random-output-len", "random-range-ratio") {
 		if w.Random == nil {
@@ -413,14 +420,16 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	if !f.quiet {
 		opt.Progress = progressPrinter(stderr)
 	}
-	resultPath, err := f.result.path(sc, modelName(sc), time.Now())
+	f.result.now = time.Now()
+	resultPath, err := f.result.path(sc, modelName(sc))
 	if err != nil {
 		return bad(err)
 	}
-	for _, out := range []struct{ flag, path string }{{"--save-result", resultPath}, {"--requests-csv", f.requestsCSV}} {
-		if err := checkWritable(out.flag, out.path); err != nil {
-			return bad(err)
-		}
+	if err := probe(resultPath); err != nil {
+		return bad(err)
+	}
+	if err := checkWritable("--requests-csv", f.requestsCSV); err != nil {
+		return bad(err)
 	}
 	var steps *stepWriter
 	if f.stepsCSV != "" {
@@ -446,7 +455,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	sum := sim.Summarize(res.Requests, res.ITL, percentiles)
 	printSummary(cmd.OutOrStdout(), sc, setup, res, sum, shown)
 	if resultPath != "" {
-		if err := saveResult(resultPath, f.result.appendTo, sc, setup, res, sum); err != nil {
+		if err := saveResult(resultPath, f.result, sc, setup, res, sum); err != nil {
 			return err
 		}
 		if !f.quiet {
