@@ -155,6 +155,9 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		sc = defaultScenario()
 	}
 	set := cmd.Flags().Changed
+	if set("ignore-eos") && !f.ignoreEOS {
+		return nil, fmt.Errorf("--ignore-eos=false: not simulated; every request generates its full output length (random-output-len, output_len, the trace's output_tokens), as with --ignore-eos")
+	}
 	for _, pair := range [][2]string{{"enable-expert-parallel", "no-enable-expert-parallel"},
 		{"enable-prefix-caching", "no-enable-prefix-caching"}, {"async-scheduling", "no-async-scheduling"}} {
 		if set(pair[0]) && set(pair[1]) {

@@ -261,6 +261,7 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		{"metric-percentiles 150", withTiny("--metric-percentiles", "150"), []string{"--metric-percentiles", `"150"`, "(0, 100)"}},
 		{"metric-percentiles x", withTiny("--metric-percentiles", "50,x"), []string{"--metric-percentiles", `"x"`}},
 		{"metric-percentiles empty", withTiny("--metric-percentiles", ","), []string{"--metric-percentiles", "at least one"}},
+		{"ignore-eos false", withTiny("--ignore-eos=false"), []string{"--ignore-eos=false", "not simulated"}},
 		{"ep and no-ep", withTiny("--enable-expert-parallel", "--no-enable-expert-parallel"), []string{"--enable-expert-parallel and --no-enable-expert-parallel: give one"}},
 		{"caching and no-caching", withTiny("--enable-prefix-caching", "--no-enable-prefix-caching"), []string{"give one of them"}},
 		{"percentile-metrics", withTiny("--percentile-metrics", "ttft,latency"), []string{"--percentile-metrics", `"latency"`}},
