@@ -37,7 +37,7 @@ ground_truth: {format: vllm-bench-serve, path: truth.json}
 	s, _, err := sim.Build(sc, sim.Options{})
 	require.NoError(t, err)
 	res := s.Run()
-	sum := sim.Summarize(res.Requests, res.ITL, []float64{99})
+	sum := sim.Summarize(res.Requests, res.ITL, []float64{99}, sim.SLO{})
 	truth := `{"completed": ` + itoa(sum.Completed) + `, "duration": 1, "request_throughput": 1, "output_throughput": 1, "total_token_throughput": 1`
 	for _, m := range []string{"ttft", "tpot", "itl", "e2el"} {
 		for _, k := range []string{"mean", "median", "std", "p99"} {

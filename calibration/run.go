@@ -174,7 +174,7 @@ func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
 	if c.Bench != nil {
 		var per [][]Row
 		for _, res := range runs {
-			per = append(per, CompareBenchServe(c.Name, c.Bench, sim.Summarize(res.Requests, res.ITL, []float64{99})))
+			per = append(per, CompareBenchServe(c.Name, c.Bench, sim.Summarize(res.Requests, res.ITL, []float64{99}, sim.SLO{})))
 		}
 		return withSpread(per), nil
 	}

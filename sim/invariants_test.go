@@ -106,7 +106,7 @@ func TestCodegenRunCompletes(t *testing.T) {
 		perStage[r.Stage]++
 	}
 	assert.Equal(t, map[int]int{0: 3000, 1: 6000}, perStage)
-	sum := Summarize(res.Requests, res.ITL, []float64{99})
+	sum := Summarize(res.Requests, res.ITL, []float64{99}, SLO{})
 	assert.Equal(t, 9000, sum.Completed)
 	assert.False(t, math.IsNaN(sum.Latencies["mean_tpot_ms"]))
 }

@@ -33,6 +33,13 @@ type BenchSummary struct {
 	RequestThroughput    float64 `json:"request_throughput"`
 	OutputThroughput     float64 `json:"output_throughput"`
 	TotalTokenThroughput float64 `json:"total_token_throughput"`
+	// RequestGoodput is completed requests meeting the --goodput SLO per
+	// second (GoodputSet false: no SLO given; bench serve writes null).
+	RequestGoodput float64 `json:"-"`
+	GoodputSet     bool    `json:"-"`
+	// MaxConcurrentRequests is the peak of completed requests in flight
+	// (bench serve's max_concurrent_requests, PeakConcurrency).
+	MaxConcurrentRequests int `json:"max_concurrent_requests"`
 	// Latencies maps bench serve's keys (mean_ttft_ms, median_ttft_ms,
 	// std_ttft_ms, p99_ttft_ms, … for ttft, tpot, itl, e2el) to ms.
 	Latencies map[string]float64 `json:"-"`
@@ -44,9 +51,11 @@ type BenchSummary struct {
 var Metrics = []string{"ttft", "tpot", "itl", "e2el"}
 
 // Summarize computes bench serve's metrics over requests (completed ones
-// for latencies), with the ITL histogram for inter-token gaps.
-func Summarize(reqs []RequestRecord, itl *Histogram, percentiles []float64) BenchSummary {
-	s := BenchSummary{Latencies: map[string]float64{}, Percentiles: percentiles}
+// for latencies), with the ITL histogram for inter-token gaps; slo, when
+// set, gives the goodput (--goodput).
+func Summarize(reqs []RequestRecord, itl *Histogram, percentiles []float64, slo SLO) BenchSummary {
+	s := BenchSummary{Latencies: map[string]float64{}, Percentiles: percentiles, GoodputSet: slo.Set(),
+		MaxConcurrentRequests: PeakConcurrency(reqs)}
 	var ttft, tpot, e2e []float64
 	start, end := int64(math.MaxInt64), int64(0)
 	for i := range reqs {
@@ -76,6 +85,9 @@ func Summarize(reqs []RequestRecord, itl *Histogram, percentiles []float64) Benc
 		s.RequestThroughput = float64(s.Completed) / s.Duration
 		s.OutputThroughput = float64(s.TotalOutputTokens) / s.Duration
 		s.TotalTokenThroughput = float64(s.TotalInputTokens+s.TotalOutputTokens) / s.Duration
+		if s.GoodputSet {
+			s.RequestGoodput = float64(slo.Good(reqs)) / s.Duration
+		}
 	}
 	for name, xs := range map[string][]float64{"ttft": ttft, "tpot": tpot, "e2el": e2e} {
 		slices.Sort(xs)

@@ -150,7 +150,7 @@ func TestLeastLoadedNoWorseThanRoundRobin(t *testing.T) {
 		sc.Workload.Arrivals.RequestRate = 70
 		s, _, err := Build(sc, Options{})
 		require.NoError(t, err)
-		sum := Summarize(s.Run().Requests, nil, nil)
+		sum := Summarize(s.Run().Requests, nil, nil, SLO{})
 		return sum.Latencies["mean_ttft_ms"]
 	}
 	ll, rr := mean("least_loaded"), mean("round_robin")

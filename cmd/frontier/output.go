@@ -54,7 +54,11 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	line("Total input tokens:", s.TotalInputTokens)
 	line("Total generated tokens:", s.TotalOutputTokens)
 	line("Request throughput (req/s):", f2(s.RequestThroughput))
+	if s.GoodputSet {
+		line("Request goodput (req/s):", f2(s.RequestGoodput))
+	}
 	line("Output token throughput (tok/s):", f2(s.OutputThroughput))
+	line("Peak concurrent requests:", s.MaxConcurrentRequests)
 	line("Total Token throughput (tok/s):", f2(s.TotalTokenThroughput))
 	for _, m := range shown {
 		t := metricTitles[m]
@@ -174,23 +178,25 @@ func center(title string, fill rune) string {
 // appendTo it appends it as one more line (--append-result).
 func saveResult(path string, rf resultFlags, sc *scenarios.Scenario, st *sim.Setup, res *sim.Result, s sim.BenchSummary) error {
 	out := map[string]any{
-		"date":                   rf.stamp(),
-		"backend":                rf.backend,
-		"label":                  labelJSON(rf.label),
-		"model_id":               st.Model.ID,
-		"tokenizer_id":           st.Model.ID,
-		"num_prompts":            len(res.Requests),
-		"request_rate":           rateJSON(sc),
-		"burstiness":             sc.Workload.Arrivals.Burstiness,
-		"max_concurrency":        sc.Workload.Arrivals.MaxConcurrency,
-		"duration":               s.Duration,
-		"completed":              s.Completed,
-		"failed":                 s.Failed,
-		"total_input_tokens":     s.TotalInputTokens,
-		"total_output_tokens":    s.TotalOutputTokens,
-		"request_throughput":     s.RequestThroughput,
-		"output_throughput":      s.OutputThroughput,
-		"total_token_throughput": s.TotalTokenThroughput,
+		"date":                    rf.stamp(),
+		"backend":                 rf.backend,
+		"label":                   labelJSON(rf.label),
+		"model_id":                st.Model.ID,
+		"tokenizer_id":            st.Model.ID,
+		"num_prompts":             len(res.Requests),
+		"request_rate":            rateJSON(sc),
+		"burstiness":              sc.Workload.Arrivals.Burstiness,
+		"max_concurrency":         sc.Workload.Arrivals.MaxConcurrency,
+		"duration":                s.Duration,
+		"completed":               s.Completed,
+		"failed":                  s.Failed,
+		"total_input_tokens":      s.TotalInputTokens,
+		"total_output_tokens":     s.TotalOutputTokens,
+		"request_throughput":      s.RequestThroughput,
+		"output_throughput":       s.OutputThroughput,
+		"total_token_throughput":  s.TotalTokenThroughput,
+		"request_goodput":         goodputJSON(s),
+		"max_concurrent_requests": s.MaxConcurrentRequests,
 		"frontier": map[string]any{
 			"scenario":             sc.Name,
 			"arrivals":             describeRate(sc),
@@ -234,6 +240,14 @@ func saveResult(path string, rf resultFlags, sc *scenarios.Scenario, st *sim.Set
 		return err
 	}
 	return fh.Close()
+}
+
+// goodputJSON is bench serve's request_goodput: null without --goodput.
+func goodputJSON(s sim.BenchSummary) any {
+	if !s.GoodputSet {
+		return nil
+	}
+	return s.RequestGoodput
 }
 
 // labelJSON is bench serve's "label": the --label value, null when unset.

@@ -125,3 +125,46 @@ func TestModelsSaysWhereItIsPriced(t *testing.T) {
 	assert.Contains(t, lines["mistralai/Mixtral-8x7B-v0.1"], "tables: h100-sxm h200-sxm")
 	assert.Contains(t, lines["RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"], "tables: none (moe table has no fp8 rows")
 }
+
+// --goodput adds bench serve's goodput line and key; without it the key is
+// null. --input-len/--output-len are bench serve's general forms.
+func TestGoodputAndLenAliases(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "g.json")
+	out, stderr, err := run(t, "simulate", "--quiet", "--num-prompts", "20", "--input-len", "64", "--output-len", "8",
+		"--goodput", "ttft:100000,e2el:100000", "--save-result", "--result-filename", path)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "Request goodput (req/s):")
+	assert.Contains(t, out, "Peak concurrent requests:")
+	var res map[string]any
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Equal(t, 160.0, res["total_output_tokens"], "20 × --output-len 8")
+	assert.Equal(t, 20.0*64, res["total_input_tokens"], "--input-len 64")
+	assert.InDelta(t, res["request_throughput"], res["request_goodput"], 1e-9, "every request meets a 100 s SLO")
+	assert.Equal(t, 20.0, res["max_concurrent_requests"], "all 20 sent at t = 0 and in flight together")
+
+	_, _, err = run(t, withTiny("--save-result", "--result-filename", path)...)
+	require.NoError(t, err)
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	res = nil
+	require.NoError(t, json.Unmarshal(data, &res))
+	v, ok := res["request_goodput"]
+	assert.True(t, ok)
+	assert.Nil(t, v, "no --goodput: null, as bench serve")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{withTiny("--goodput", "itl:5"), "--goodput"},
+		{withTiny("--input-len", "64", "--random-input-len", "32"), "give one of them"},
+		{withTiny("--save-detailed"), "--requests-csv"},
+	} {
+		_, _, err := run(t, tc.args...)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}

@@ -45,6 +45,9 @@ type simFlags struct {
 	result                         resultFlags
 	ignoreEOS                      bool
 	requestsCSV, stepsCSV          string
+	goodput                        []string
+	inputLen, outputLen            int
+	saveDetailed                   bool
 	percentiles, percentileMetrics string
 	quiet                          bool
 }
@@ -105,6 +108,8 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.IntVar(&f.numPrompts, "num-prompts", 1000, "number of requests (random dataset)")
 	fl.IntVar(&f.inLen, "random-input-len", 512, "prompt tokens (random dataset)")
 	fl.IntVar(&f.outLen, "random-output-len", 128, "output tokens (random dataset)")
+	fl.IntVar(&f.inputLen, "input-len", 0, "same as --random-input-len (bench serve's general form)")
+	fl.IntVar(&f.outputLen, "output-len", 0, "same as --random-output-len (bench serve's general form)")
 	fl.Float64Var(&f.rangeRatio, "random-range-ratio", 0, "lengths uniform in len × [1−r, 1+r]")
 	fl.StringVar(&f.rate, "request-rate", "inf", "requests/s, or inf to send all at once")
 	fl.Float64Var(&f.burstiness, "burstiness", 1, "gamma shape of the gaps (1 = Poisson)")
@@ -122,6 +127,8 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.StringVar(&f.requestsCSV, "requests-csv", "", "write one row per request to FILE")
 	fl.StringVar(&f.stepsCSV, "steps-csv", "", "write one row per engine step to FILE")
 	fl.StringVar(&f.percentiles, "metric-percentiles", "99", "comma-separated percentiles to report")
+	fl.StringSliceVar(&f.goodput, "goodput", nil, "SLOs for request goodput, KEY:VALUE in ms with KEY ttft, tpot or e2el (comma-separated or repeated)")
+	fl.BoolVar(&f.saveDetailed, "save-detailed", false, "not written: per-request detail is --requests-csv FILE")
 	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
 	return cmd
@@ -155,6 +162,21 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		sc = defaultScenario()
 	}
 	set := cmd.Flags().Changed
+	if set("save-detailed") {
+		return nil, fmt.Errorf("--save-detailed: not written into the result JSON; --requests-csv FILE has one row per request (arrival, first token, finish, tokens)")
+	}
+	for _, alias := range [][2]string{{"input-len", "random-input-len"}, {"output-len", "random-output-len"}} {
+		if !set(alias[0]) {
+			continue
+		}
+		if set(alias[1]) {
+			return nil, fmt.Errorf("--%s and --%s: give one of them (the first maps to the second, as in vllm bench serve)", alias[0], alias[1])
+		}
+		v, _ := cmd.Flags().GetInt(alias[0])
+		if err := cmd.Flags().Set(alias[1], strconv.Itoa(v)); err != nil {
+			return nil, fmt.Errorf("--%s: %w", alias[0], err)
+		}
+	}
 	if set("ignore-eos") && !f.ignoreEOS {
 		return nil, fmt.Errorf("--ignore-eos=false: not simulated; every request generates its full output length (random-output-len, output_len, the trace's output_tokens), as with --ignore-eos")
 	}
@@ -403,6 +425,10 @@ func parsePercentiles(s string) ([]float64, error) {
 }
 
 func runSimulate(cmd *cobra.Command, f *simFlags) error {
+	slo, err := sim.ParseGoodput(f.goodput)
+	if err != nil {
+		return bad(err)
+	}
 	percentiles, err := parsePercentiles(f.percentiles)
 	if err != nil {
 		return bad(err)
@@ -447,6 +473,8 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	}
 	res := s.Run()
 	setup.Finish(s, res)
+	res.Notes = append(res.Notes, sim.Diagnose(res, sc.Workload.Dataset == "random" && len(sc.Workload.Arrivals.Stages) == 0 &&
+		!math.IsInf(float64(sc.Workload.Arrivals.RequestRate), 1))...)
 	for _, n := range res.Notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
@@ -455,7 +483,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 			return err
 		}
 	}
-	sum := sim.Summarize(res.Requests, res.ITL, percentiles)
+	sum := sim.Summarize(res.Requests, res.ITL, percentiles, slo)
 	printSummary(cmd.OutOrStdout(), sc, setup, res, sum, shown)
 	if resultPath != "" {
 		if err := saveResult(resultPath, f.result, sc, setup, res, sum); err != nil {

@@ -1,0 +1,42 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Diagnose flags merged SSE chunks above 10 % and a TTFT that keeps
+// growing under a finite rate, and stays quiet otherwise.
+func TestDiagnose(t *testing.T) {
+	steady := func(n int, ttftAt func(i int) int64) *Result {
+		res := &Result{ITL: NewHistogram()}
+		for i := range n {
+			send := int64(i) * 1e8
+			first := send + ttftAt(i)
+			res.Requests = append(res.Requests, RequestRecord{ID: i, SendNs: send, FirstTokenNs: first, FinishNs: first + 9e8, OutputTokens: 10})
+			for range 9 { // nine more chunks of one token each
+				res.ITL.Add(1e8)
+			}
+		}
+		return res
+	}
+	calm := steady(100, func(int) int64 { return 5e7 })
+	assert.Empty(t, Diagnose(calm, true))
+
+	merged := steady(100, func(int) int64 { return 5e7 })
+	merged.ITL = NewHistogram()
+	for range 100 * 4 { // 5 chunks carry each request's 10 tokens
+		merged.ITL.Add(2e8)
+	}
+	notes := Diagnose(merged, false)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "API server saturated: 50 %")
+
+	growing := steady(100, func(i int) int64 { return int64(i) * 5e7 }) // 0 → 5 s
+	notes = Diagnose(growing, true)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "overloaded: median TTFT grew from 600 ms")
+	assert.Empty(t, Diagnose(growing, false), "rate inf: queueing is the workload, not a finding")
+}
