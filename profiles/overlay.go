@@ -10,32 +10,27 @@ func Overlay(top, base *Tables) *Tables {
 	out := *top
 	out.Notes = append([]string{}, top.Notes...)
 	var taken []string
-	if len(out.Gemm) == 0 {
-		out.Gemm = base.Gemm
-		taken = append(taken, "gemm")
+	fill(&out.Gemm, base.Gemm, "gemm", &taken)
+	fill(&out.ContextAttn, base.ContextAttn, "context attention", &taken)
+	if fill(&out.GenerationAttn, base.GenerationAttn, "generation attention", &taken) {
+		out.DecodeContextOffset = base.DecodeContextOffset
 	}
-	if len(out.ContextAttn) == 0 {
-		out.ContextAttn = base.ContextAttn
-		taken = append(taken, "context attention")
-	}
-	if len(out.GenerationAttn) == 0 {
-		out.GenerationAttn, out.DecodeContextOffset = base.GenerationAttn, base.DecodeContextOffset
-		taken = append(taken, "generation attention")
-	}
-	if len(out.MoE) == 0 {
-		out.MoE = base.MoE
-		taken = append(taken, "moe")
-	}
-	if len(out.Comm) == 0 {
-		out.Comm = base.Comm
-		taken = append(taken, "collectives")
-	}
-	if len(out.Ops) == 0 {
-		out.Ops = base.Ops
-		taken = append(taken, "elementwise ops")
-	}
+	fill(&out.MoE, base.MoE, "moe", &taken)
+	fill(&out.Comm, base.Comm, "collectives", &taken)
+	fill(&out.Ops, base.Ops, "elementwise ops", &taken)
 	if len(taken) > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("tables from %s; %v from the default %s set", top.Source, taken, base.Hardware))
 	}
 	return &out
+}
+
+// fill sets *dst to src when *dst is empty, records name in taken, and
+// reports whether it did.
+func fill[T any](dst *[]T, src []T, name string, taken *[]string) bool {
+	if len(*dst) > 0 {
+		return false
+	}
+	*dst = src
+	*taken = append(*taken, name)
+	return true
 }

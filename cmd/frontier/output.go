@@ -258,14 +258,24 @@ func labelJSON(l string) any {
 	return l
 }
 
+// singleRate is the workload's one request rate (requests/s, +Inf = all
+// at t = 0); ok is false for staged and trace workloads, whose send times
+// come from their stages or the trace.
+func singleRate(sc *scenarios.Scenario) (rate float64, ok bool) {
+	if len(sc.Workload.Arrivals.Stages) > 0 || sc.Workload.Dataset == "trace" {
+		return 0, false
+	}
+	return float64(sc.Workload.Arrivals.RequestRate), true
+}
+
 // rateJSON is bench serve's request_rate: a number or "inf"; null for
 // staged or trace workloads, whose rates the "frontier" object describes.
 func rateJSON(sc *scenarios.Scenario) any {
-	if len(sc.Workload.Arrivals.Stages) > 0 || sc.Workload.Dataset == "trace" {
+	r, ok := singleRate(sc)
+	switch {
+	case !ok:
 		return nil
-	}
-	r := float64(sc.Workload.Arrivals.RequestRate)
-	if math.IsInf(r, 1) {
+	case math.IsInf(r, 1):
 		return "inf"
 	}
 	return r

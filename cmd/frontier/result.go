@@ -104,13 +104,14 @@ func probe(path string) error {
 // staged and trace workloads, which have no single rate, say "stages" and
 // "trace".
 func rateName(sc *scenarios.Scenario) string {
+	r, ok := singleRate(sc)
 	switch {
+	case ok:
+		return pyFloat(r) + "qps"
 	case sc.Workload.Dataset == "trace":
 		return "trace"
-	case len(sc.Workload.Arrivals.Stages) > 0:
-		return "stages"
 	}
-	return pyFloat(float64(sc.Workload.Arrivals.RequestRate)) + "qps"
+	return "stages"
 }
 
 // pyFloat is Python's str(float): the shortest digits that round-trip,

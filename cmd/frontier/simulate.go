@@ -473,8 +473,8 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	}
 	res := s.Run()
 	setup.Finish(s, res)
-	res.Notes = append(res.Notes, sim.Diagnose(res, sc.Workload.Dataset == "random" && len(sc.Workload.Arrivals.Stages) == 0 &&
-		!math.IsInf(float64(sc.Workload.Arrivals.RequestRate), 1))...)
+	rate, single := singleRate(sc)
+	res.Notes = append(res.Notes, sim.Diagnose(res, single && !math.IsInf(rate, 1))...)
 	for _, n := range res.Notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
