@@ -162,29 +162,8 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		sc = defaultScenario()
 	}
 	set := cmd.Flags().Changed
-	if set("save-detailed") {
-		return nil, fmt.Errorf("--save-detailed: not written into the result JSON; --requests-csv FILE has one row per request (arrival, first token, finish, tokens)")
-	}
-	for _, alias := range [][2]string{{"input-len", "random-input-len"}, {"output-len", "random-output-len"}} {
-		if !set(alias[0]) {
-			continue
-		}
-		if set(alias[1]) {
-			return nil, fmt.Errorf("--%s and --%s: give one of them (the first maps to the second, as in vllm bench serve)", alias[0], alias[1])
-		}
-		v, _ := cmd.Flags().GetInt(alias[0])
-		if err := cmd.Flags().Set(alias[1], strconv.Itoa(v)); err != nil {
-			return nil, fmt.Errorf("--%s: %w", alias[0], err)
-		}
-	}
-	if set("ignore-eos") && !f.ignoreEOS {
-		return nil, fmt.Errorf("--ignore-eos=false: not simulated; every request generates its full output length (random-output-len, output_len, the trace's output_tokens), as with --ignore-eos")
-	}
-	for _, pair := range [][2]string{{"enable-expert-parallel", "no-enable-expert-parallel"},
-		{"enable-prefix-caching", "no-enable-prefix-caching"}, {"async-scheduling", "no-async-scheduling"}} {
-		if set(pair[0]) && set(pair[1]) {
-			return nil, fmt.Errorf("--%s and --%s: give one of them", pair[0], pair[1])
-		}
+	if err := checkFlagForms(cmd, f); err != nil {
+		return nil, err
 	}
 	if f.scenario == "" && cmd.Flags().NFlag() > 0 {
 		for _, n := range append(append([]string{"hardware"}, deploymentFlags...), "dataset-name", "trace", "num-prompts",
