@@ -11,14 +11,15 @@ import (
 // BenchLatencyMs is one latency metric of a `vllm bench serve` result
 // (ttft, tpot, itl or e2el), in milliseconds as vLLM writes them.
 type BenchLatencyMs struct {
-	// Present is false when the result carries no mean_<metric>_ms key:
-	// vLLM writes only the metrics chosen by --percentile-metrics (e2el is
-	// off by default).
+	// Present is false when the result carries no key of this metric
+	// (mean, median, std or any percentile): vLLM writes only the metrics
+	// chosen by --percentile-metrics (e2el is off by default). Which keys
+	// are there is BenchServeResult.Has.
 	Present bool
-	Mean    float64 // mean_<metric>_ms
-	Median  float64 // median_<metric>_ms
-	Std     float64 // std_<metric>_ms
-	P99     float64 // p99_<metric>_ms
+	Mean    float64 // mean_<metric>_ms (0 when absent)
+	Median  float64 // median_<metric>_ms (0 when absent)
+	Std     float64 // std_<metric>_ms (0 when absent)
+	P99     float64 // p99_<metric>_ms (0 when absent)
 	// Percentiles holds every p<X>_<metric>_ms key, keyed "p<X>" as vLLM
 	// spells X ("p50", "p90", "p99", "p99.9"), P99 included.
 	Percentiles map[string]float64
@@ -53,7 +54,16 @@ type BenchServeResult struct {
 	TPOT BenchLatencyMs // *_tpot_ms, excluding the first token
 	ITL  BenchLatencyMs // *_itl_ms
 	E2EL BenchLatencyMs // *_e2el_ms
+
+	// keys holds every top-level key the file carries with a non-null
+	// value; absent and null keys read as zero above, so Has tells a
+	// measured 0 from a metric the file does not carry.
+	keys map[string]bool
 }
+
+// Has reports whether the result carries key (for example
+// "median_ttft_ms" or "output_throughput") with a non-null value.
+func (r *BenchServeResult) Has(key string) bool { return r.keys[key] }
 
 // benchPercentileKey matches vLLM's percentile keys, e.g. p99_ttft_ms,
 // p99.9_e2el_ms.
@@ -89,9 +99,14 @@ func ReadBenchServe(path string) (*BenchServeResult, error) {
 		OutputThroughput:     b.num("output_throughput", false),
 		TotalTokenThroughput: b.num("total_token_throughput", false),
 	}
+	res.keys = map[string]bool{}
+	for k, v := range raw {
+		if v != nil {
+			res.keys[k] = true
+		}
+	}
 	metrics := map[string]*BenchLatencyMs{"ttft": &res.TTFT, "tpot": &res.TPOT, "itl": &res.ITL, "e2el": &res.E2EL}
 	for name, m := range metrics {
-		_, m.Present = raw["mean_"+name+"_ms"]
 		m.Mean = b.num("mean_"+name+"_ms", false)
 		m.Median = b.num("median_"+name+"_ms", false)
 		m.Std = b.num("std_"+name+"_ms", false)
@@ -99,9 +114,15 @@ func ReadBenchServe(path string) (*BenchServeResult, error) {
 		m.Percentiles = map[string]float64{}
 	}
 	for key := range raw {
-		if g := benchPercentileKey.FindStringSubmatch(key); g != nil {
+		if g := benchPercentileKey.FindStringSubmatch(key); g != nil && res.keys[key] {
 			metrics[g[2]].Percentiles[g[1]] = b.num(key, false)
 		}
+	}
+	for name, m := range metrics {
+		for _, stat := range []string{"mean", "median", "std"} {
+			m.Present = m.Present || res.keys[stat+"_"+name+"_ms"]
+		}
+		m.Present = m.Present || len(m.Percentiles) > 0
 	}
 	if b.err != nil {
 		return nil, b.err

@@ -38,13 +38,15 @@ func RenderText(w io.Writer, rows []Row) error {
 }
 
 // unitOf is a gate metric's unit: latencies in seconds, counts in
-// requests, rates in requests/s.
+// requests, rates in requests/s or output tokens/s.
 func unitOf(metric string) string {
 	switch metric {
-	case MetricSuccesses, MetricFailures, "completed":
+	case MetricSuccesses, MetricFailures, MetricCompleted:
 		return "requests"
-	case MetricSuccessRPS:
+	case MetricSuccessRPS, MetricRequestThroughput:
 		return "req/s"
+	case MetricOutputThroughput:
+		return "tok/s"
 	}
 	return "s"
 }

@@ -174,7 +174,7 @@ func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
 	if c.Bench != nil {
 		var per [][]Row
 		for _, res := range runs {
-			per = append(per, CompareBenchServe(c.Name, c.Bench, sim.Summarize(res.Requests, res.ITL, []float64{99}, sim.SLO{})))
+			per = append(per, CompareBenchServe(c.Name, c.Bench, sim.Summarize(res.Requests, res.ITL, BenchPercentiles(c.Bench), sim.SLO{})))
 		}
 		return withSpread(per), nil
 	}
@@ -258,30 +258,6 @@ func StageOf(res *sim.Result, k, outputLen int) SimStage {
 		window = float64(last-first) / 1e9
 	}
 	return NewSimStage(ttft, e2e, failures, window, outputLen)
-}
-
-// CompareBenchServe compares a `vllm bench serve` result with the
-// simulated summary: completed requests and, for every latency family the
-// result carries, mean and median (gated) and p99 (reported), in seconds.
-func CompareBenchServe(cell string, truth *BenchServeResult, s sim.BenchSummary) []Row {
-	var rows []Row
-	add := func(metric string, t, v float64, gated bool) {
-		re := RelErr(v, t)
-		rows = append(rows, Row{Cell: cell, Metric: metric, Truth: t, Sim: v, RelErr: re, Gated: gated, Pass: withinTolerance(re)})
-	}
-	add("completed", float64(truth.Completed), float64(s.Completed), true)
-	for _, m := range []struct {
-		name string
-		lat  BenchLatencyMs
-	}{{"ttft", truth.TTFT}, {"tpot", truth.TPOT}, {"itl", truth.ITL}, {"e2el", truth.E2EL}} {
-		if !m.lat.Present {
-			continue
-		}
-		add(m.name+"_mean", m.lat.Mean/1e3, s.Latencies["mean_"+m.name+"_ms"]/1e3, true)
-		add(m.name+"_median", m.lat.Median/1e3, s.Latencies["median_"+m.name+"_ms"]/1e3, m.name != "itl")
-		add(m.name+"_p99", m.lat.P99/1e3, s.Latencies["p99_"+m.name+"_ms"]/1e3, false)
-	}
-	return rows
 }
 
 // withSpread keeps the first seed's rows and records the min and max of
