@@ -8,8 +8,12 @@ import (
 // RequestRecord is what the client saw of one request. Times are ns from
 // the start of the run, -1 when the event never happened.
 type RequestRecord struct {
-	ID           int
-	Stage        int
+	ID    int
+	Stage int
+	// Session and Turn copy the planned request's (workload.Request):
+	// sessions numbered from 1, turns from 1; both 0 outside sessions.
+	Session      int
+	Turn         int
 	Engine       int
 	SendNs       int64 // client sent it (bench serve's start of latency)
 	FirstTokenNs int64 // client received the first token

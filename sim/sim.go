@@ -197,7 +197,7 @@ func (s *Sim) newRecord(p workload.Request) *record {
 		r.phase = phasePrefill
 		r.req.MaxTokens, r.req.HoldKV = 1, true
 	}
-	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1}
+	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1}
 	s.records = append(s.records, r)
 	return r
 }

@@ -298,6 +298,8 @@ type requestRow struct {
 	Output       int     `csv:"output_tokens"`
 	Preemptions  int     `csv:"preemptions"`
 	Failed       bool    `csv:"failed"`
+	Session      int     `csv:"session_id"` // 0 = not part of a session
+	Turn         int     `csv:"turn"`       // 1-based turn of the session, 0 outside sessions
 }
 
 func writeRequests(path string, reqs []sim.RequestRecord) error {
@@ -306,7 +308,7 @@ func writeRequests(path string, reqs []sim.RequestRecord) error {
 		rows[i] = requestRow{ID: r.ID, Stage: r.Stage, Engine: r.Engine, PrefillEng: r.PrefillEngine, TransferDone: sec(r.TransferDoneNs),
 			Arrival: sec(r.SendNs), FirstToken: sec(r.FirstTokenNs),
 			Finish: sec(r.FinishNs), Prompt: r.PromptTokens, Cached: r.CachedTokens, Output: r.OutputTokens,
-			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1}
+			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1, Session: r.Session, Turn: r.Turn}
 		if r.FirstTokenNs >= 0 {
 			rows[i].TTFTMs = float64(r.TTFTNs()) / 1e6
 		}

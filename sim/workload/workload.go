@@ -13,8 +13,14 @@ import (
 // Request is one planned request. Lengths are tokens; At is nanoseconds
 // from the start of its stage.
 type Request struct {
-	ID           int
-	Stage        int
+	ID    int
+	Stage int
+	// Session is the conversation this request is a turn of, numbered from
+	// 1 in the plan; 0 = not part of a session. Turn is its 1-based turn
+	// within the session (0 outside sessions). A router may use Session
+	// for affinity.
+	Session      int
+	Turn         int
 	At           int64
 	PromptTokens int
 	OutputTokens int
