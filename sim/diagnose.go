@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Diagnose returns notes on what shaped a finished run that a reader of
 // the summary could otherwise misread:
@@ -11,9 +8,9 @@ import (
 //     reached the client merged into a previous SSE chunk (ITL then runs
 //     above TPOT; vLLM's --api-server-count adds processes);
 //   - the load outgrew the deployment: for a finite request rate, the
-//     median TTFT of the last quarter of requests (by send time) is over
-//     twice the first quarter's and at least 0.5 s longer, so latencies
-//     depend on how many requests are sent.
+//     queue or TTFT is still growing at the last send (DetectGrowth, whose
+//     verdict Diagnose also stores in res.Growth), so latencies depend on
+//     how many requests are sent.
 func Diagnose(res *Result, finiteRate bool) []string {
 	var notes []string
 	var tokens, chunks int64
@@ -34,31 +31,10 @@ func Diagnose(res *Result, finiteRate bool) []string {
 	if !finiteRate {
 		return notes
 	}
-	type sent struct{ send, ttft int64 }
-	var ok []sent
-	for i := range res.Requests {
-		r := &res.Requests[i]
-		if !r.Failed && r.FinishNs >= 0 && r.FirstTokenNs >= 0 && r.SendNs >= 0 {
-			ok = append(ok, sent{r.SendNs, r.TTFTNs()})
-		}
-	}
-	if len(ok) < 40 {
-		return notes
-	}
-	slices.SortFunc(ok, func(a, b sent) int { return int(a.send - b.send) })
-	q := len(ok) / 4
-	median := func(xs []sent) float64 {
-		v := make([]float64, len(xs))
-		for i, x := range xs {
-			v[i] = float64(x.ttft)
-		}
-		slices.Sort(v)
-		return Percentile(v, 50)
-	}
-	first, last := median(ok[:q]), median(ok[len(ok)-q:])
-	if last > 2*first && last-first >= 0.5e9 {
-		notes = append(notes, fmt.Sprintf("overloaded: median TTFT grew from %.0f ms (first quarter of requests) to %.0f ms (last quarter); "+
-			"queues grew all run, so the figures depend on how many requests are sent", first/1e6, last/1e6))
+	res.Growth = DetectGrowth(res.Requests)
+	if res.Growth.Growing {
+		notes = append(notes, "overloaded: "+res.Growth.Reason+
+			"; the deployment does not keep up with this rate, so the figures depend on how many requests are sent")
 	}
 	return notes
 }

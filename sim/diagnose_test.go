@@ -37,6 +37,6 @@ func TestDiagnose(t *testing.T) {
 	growing := steady(100, func(i int) int64 { return int64(i) * 5e7 }) // 0 → 5 s
 	notes = Diagnose(growing, true)
 	require.Len(t, notes, 1)
-	assert.Contains(t, notes[0], "overloaded: median TTFT grew from 600 ms")
+	assert.Contains(t, notes[0], "overloaded: TTFT and the queue were still growing at the last send: median TTFT by quarter of the sends 600 → 1850 → 3100 → 4350 ms")
 	assert.Empty(t, Diagnose(growing, false), "rate inf: queueing is the workload, not a finding")
 }

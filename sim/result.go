@@ -15,6 +15,9 @@ type Result struct {
 	Memory   predictor.MemoryPlan
 	Coverage predictor.Coverage
 	Notes    []string
+	// Growth is DetectGrowth's verdict on the run, set by Diagnose for a
+	// finite request rate (zero otherwise).
+	Growth Growth
 }
 
 func (s *Sim) result() *Result {

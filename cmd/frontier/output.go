@@ -45,6 +45,9 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		line("  KV cache per engine:", fmt.Sprintf("%d blocks (%d tokens)", d.Memory.NumBlocks, d.Memory.MaxTokens(d.Engine.BlockSize)))
 	}
 	line("Request rate:", describeRate(sc))
+	if res.Growth.Growing {
+		line("Load:", "overloaded, the queue still grew at the last send (see the note)")
+	}
 	line("Successful requests:", s.Completed)
 	line("Failed requests:", s.Failed)
 	if s.Rejected > 0 {
