@@ -65,6 +65,9 @@ ground_truth: {format: vllm-bench-serve, path: truth.json}
 	require.NoError(t, err)
 	p, f = Verdicts(rows)
 	assert.Equal(t, [2]int{0, 1}, [2]int{p, f})
+
+	_, err = GateScenario(path, GateOptions{Replay: true})
+	require.ErrorContains(t, err, "--replay: needs an inference-perf run with per-request replay files")
 }
 
 func itoa(v int) string { return strconv.Itoa(v) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +48,8 @@ func unitOf(metric string) string {
 		return "req/s"
 	case MetricOutputThroughput:
 		return "tok/s"
+	case MetricKVBlocks:
+		return "blocks"
 	}
 	return "s"
 }
@@ -139,8 +142,10 @@ func MedianGatedRelErr(rows []Row) float64 {
 
 // RenderMarkdown writes the gate as a Markdown section: one table row per
 // cell with its gated metrics' relative errors and verdict, the reported
-// metrics, the counts, the median error, and which cells the calibration
-// saw (trainCells; those not listed are held out).
+// metrics, the per-request rows by arrival window (WindowRows, one list of
+// signed errors per metric, windows in time order), the counts, the median
+// error, and which cells the calibration saw (trainCells; those not listed
+// are held out).
 func RenderMarkdown(w io.Writer, rows []Row, trainCells []string) error {
 	train := map[string]bool{}
 	for _, c := range trainCells {
@@ -163,8 +168,8 @@ func RenderMarkdown(w io.Writer, rows []Row, trainCells []string) error {
 	}
 	passed, failed := Verdicts(rows)
 	fmt.Fprintf(w, "%d passed, %d failed (cells); median relative error over gated metrics %.1f %%.\n\n", passed, failed, 100*MedianGatedRelErr(rows))
-	fmt.Fprintln(w, "| cell | fit | verdict | gated: relative error (sim vs truth) | reported only |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| cell | fit | verdict | gated: relative error (sim vs truth) | reported only | by arrival window (quarters of the stage; – no real success) |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 	for _, c := range cells {
 		run := strings.SplitN(c.name, "/", 2)[0]
 		role := "held out"
@@ -172,8 +177,19 @@ func RenderMarkdown(w io.Writer, rows []Row, trainCells []string) error {
 			role = "train"
 		}
 		ok, gated := true, false
-		var g, rep []string
+		var g, rep, windowed []string
+		windows := map[string][]string{}
 		for _, r := range c.rows {
+			if base, span, ok := strings.Cut(r.Metric, "@"); ok {
+				if windows[base] == nil {
+					windowed = append(windowed, base)
+					windows[base] = slices.Repeat([]string{"–"}, ReplayWindows)
+				}
+				if j := windowIndex(span); j >= 0 && j < ReplayWindows {
+					windows[base][j] = signedPercent(signedErr(r))
+				}
+				continue
+			}
 			s := fmt.Sprintf("%s %s", r.Metric, signedPercent(signedErr(r)))
 			if r.Gated {
 				gated = true
@@ -190,10 +206,25 @@ func RenderMarkdown(w io.Writer, rows []Row, trainCells []string) error {
 		if !ok || !gated {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", c.name, role, verdict, strings.Join(g, ", "), strings.Join(rep, ", "))
+		for i, base := range windowed {
+			windowed[i] = base + " " + strings.Join(windows[base], " / ")
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", c.name, role, verdict, strings.Join(g, ", "), strings.Join(rep, ", "), strings.Join(windowed, "; "))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
+}
+
+// windowIndex is the position of a WindowRows span "lo-his" among the
+// stage's equal windows (lo / (hi − lo)), -1 if it does not parse.
+func windowIndex(span string) int {
+	lo, hi, ok := strings.Cut(strings.TrimSuffix(span, "s"), "-")
+	a, errA := strconv.ParseFloat(lo, 64)
+	b, errB := strconv.ParseFloat(hi, 64)
+	if !ok || errA != nil || errB != nil || b <= a {
+		return -1
+	}
+	return int(math.Round(a / (b - a)))
 }
 
 // signedErr is (sim − truth) / truth, so the reader sees the direction.

@@ -3,6 +3,7 @@ package calibration
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -28,6 +29,14 @@ type GateOptions struct {
 	// Cells, when non-empty, keeps only runs whose name contains one of
 	// these strings.
 	Cells []string
+	// Replay simulates each run with its real send times and prompt
+	// lengths from its replay files (ReplayPlan) instead of the workload
+	// recipe: a diagnostic (docs/GATE.md); the verdicts that count come
+	// from the recipe. A cell without replay files is then an error.
+	Replay bool
+	// Note, when set, receives what each cell's replay used (ReplayInfo);
+	// it may be called from several goroutines at once.
+	Note func(cell, note string)
 }
 
 // ScenarioFiles lists the *.yaml scenarios of dir, sorted.
@@ -98,7 +107,20 @@ func GateScenario(path string, opt GateOptions) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.Evaluate(opt.Host, max(1, opt.Seeds))
+	if opt.Replay {
+		if c.Run == nil {
+			return nil, fmt.Errorf("%s: --replay: needs an inference-perf run with per-request replay files; this cell's ground truth is %s", path, c.Scenario.GroundTruth.Format)
+		}
+		if c.Replay == nil {
+			return nil, fmt.Errorf("%s: --replay: no replay files for this cell (want %s)", path, c.replayDir())
+		}
+		c.UseReplay = true
+	}
+	rows, err := c.Evaluate(opt.Host, max(1, opt.Seeds))
+	if err == nil && opt.Replay && opt.Note != nil {
+		opt.Note(c.Name, c.ReplayInfo.Note())
+	}
+	return rows, err
 }
 
 // Cell is a gate scenario resolved once, with its ground truth, ready to
@@ -111,6 +133,21 @@ type Cell struct {
 	Run      *InferencePerfRun // inference-perf ground truth
 	Bench    *BenchServeResult // vllm-bench-serve ground truth
 	Stages   []int             // stage cells compared
+	// Replay holds the run's per-request replay files (<ground truth>/
+	// replay/), nil when it has none; ReplayStages is it cut into the
+	// run's stages. They add the per-request rows (WindowRows) and the KV
+	// capacity check, and drive the simulation when UseReplay is set.
+	Replay       *Replay
+	ReplayStages [][]ReplayRequest
+	UseReplay    bool
+	// ReplayInfo says what the last replayed evaluation used.
+	ReplayInfo ReplayInfo
+}
+
+// replayDir is where a cell's replay files live: replay/ in its
+// inference-perf run folder.
+func (c *Cell) replayDir() string {
+	return filepath.Join(c.Scenario.Resolve(c.Scenario.GroundTruth.Path), "replay")
 }
 
 // LoadCell reads and resolves a gate scenario and its ground truth.
@@ -141,6 +178,18 @@ func LoadCell(path string) (*Cell, error) {
 		if c.Stages, err = selectStages(sc.GroundTruth.Stages, len(c.Run.Stages)); err != nil {
 			return nil, fmt.Errorf("%s: ground_truth.stages: %w", path, err)
 		}
+		if _, err := os.Stat(c.replayDir()); err == nil {
+			if c.Replay, err = ReadReplay(c.replayDir()); err != nil {
+				return nil, err
+			}
+			counts := make([]int, len(c.Setup.Plan.Stages))
+			for k, st := range c.Setup.Plan.Stages {
+				counts[k] = len(st.Requests)
+			}
+			if c.ReplayStages, err = c.Replay.StageSplit(counts); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
 	case "vllm-bench-serve":
 		if c.Bench, err = ReadBenchServe(gt); err != nil {
 			return nil, err
@@ -165,6 +214,23 @@ func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
 				return nil, err
 			}
 		}
+		if c.UseReplay {
+			sp := c.Scenario.Workload.SharedPrefix
+			if sp == nil {
+				return nil, fmt.Errorf("%s: --replay needs a shared_prefix workload (the recipe's prompt contents)", c.Path)
+			}
+			promptLen := sp.PromptLen
+			if promptLen == 0 {
+				promptLen = sp.SystemPromptLen + sp.QuestionLen
+			}
+			plan, info, err := ReplayPlan(st.Plan, c.Replay, promptLen, c.Run.OutputLen)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Path, err)
+			}
+			rst := *st
+			rst.Plan = plan
+			st, c.ReplayInfo = &rst, info
+		}
 		res, err := simulate(st, host)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Path, err)
@@ -179,10 +245,18 @@ func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
 		return withSpread(per), nil
 	}
 	var rows []Row
-	for _, k := range c.Stages {
+	for i, k := range c.Stages {
 		var per [][]Row
+		cell := CellName(c.Name, k)
 		for _, res := range runs {
-			per = append(per, CompareStage(CellName(c.Name, k), c.Run.Stages[k], c.Run.OutputLen, StageOf(res, k, c.Run.OutputLen)))
+			r := CompareStage(cell, c.Run.Stages[k], c.Run.OutputLen, StageOf(res, k, c.Run.OutputLen))
+			if c.Replay != nil {
+				r = append(r, WindowRows(cell, ReplaySamples(c.ReplayStages[k]), SimSamples(res, k), c.Run.Stages[k].DurationS, c.Run.OutputLen)...)
+				if i == 0 {
+					r = append(r, kvBlocksRow(cell, c.Replay, c.Setup.Memory.NumBlocks))
+				}
+			}
+			per = append(per, r)
 		}
 		rows = append(rows, withSpread(per)...)
 	}

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +25,7 @@ func newGateCmd() *cobra.Command {
 	var (
 		cells, calib, format string
 		seeds, workers       int
-		strict               bool
+		strict, replay       bool
 		only                 []string
 	)
 	cmd := &cobra.Command{
@@ -32,7 +35,13 @@ func newGateCmd() *cobra.Command {
 scenarios/gate/) and print, for each stage cell, the gated and reported
 metrics: truth, simulated, relative error and PASS/FAIL (or 'reported'),
 then 'N passed, M failed' counting cells. Exit 0 when it ran, whatever the
-verdicts; --strict exits 1 on any FAIL.`,
+verdicts; --strict exits 1 on any FAIL.
+
+Runs with per-request replay files (<run>/replay/) add reported rows: the
+mean TPOT and median TTFT of the requests sent in each quarter of a stage
+("tpot_mean@0-150s"), and the memory plan's KV blocks against vLLM's.
+--replay sends every request at its real time with its measured prompt
+length (a diagnostic: the verdicts that count come from the recipe).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" && format != "markdown" {
@@ -48,7 +57,14 @@ verdicts; --strict exits 1 on any FAIL.`,
 			if err != nil {
 				return bad(fmt.Errorf("--cells: %w (the default is relative: run from the repository root, or pass --cells DIR)", err))
 			}
-			opt := calibration.GateOptions{Seeds: seeds, Workers: workers, Cells: only}
+			opt := calibration.GateOptions{Seeds: seeds, Workers: workers, Cells: only, Replay: replay}
+			var mu sync.Mutex
+			notes := map[string]string{}
+			opt.Note = func(cell, note string) {
+				mu.Lock()
+				defer mu.Unlock()
+				notes[cell] = note
+			}
 			if calib != "" {
 				h, err := sim.LoadHost(calib)
 				if err != nil {
@@ -60,6 +76,9 @@ verdicts; --strict exits 1 on any FAIL.`,
 			rows, err := calibration.Gate(files, opt)
 			if err != nil && len(rows) == 0 {
 				return bad(err)
+			}
+			for _, cell := range slices.Sorted(maps.Keys(notes)) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "gate: %s: %s\n", cell, notes[cell])
 			}
 			out := cmd.OutOrStdout()
 			if format == "markdown" {
@@ -100,6 +119,7 @@ verdicts; --strict exits 1 on any FAIL.`,
 	fl.StringVar(&format, "format", "text", "text | json | markdown")
 	fl.BoolVar(&strict, "strict", false, "exit 1 when any cell fails")
 	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")
+	fl.BoolVar(&replay, "replay", false, "send each run's requests at their real times with their measured prompt lengths (replay files; a diagnostic, not the verdict)")
 	return cmd
 }
 
