@@ -230,7 +230,7 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		ExpertParallel: d.EnableExpertParallel, All2AllBackend: d.All2AllBackend, MoEDistribution: d.MoEDistribution,
 		Dtype: dtype, KVDtype: kv, Eager: d.EnforceEager, Host: st.Host,
 	}
-	out.tmpl, _ = predictor.NewTemplate(out.Pred)
+	out.tmpl, _ = predictor.SharedTemplate(out.Pred) // built once per process for each table set and shard
 	out.Memory, err = predictor.PlanMemory(out.Pred, d.GPUMemoryUtilization, eng.MaxNumBatchedTokens, eng.BlockSize, eng.MaxModelLen, d.NumGPUBlocksOverride)
 	if err != nil {
 		return nil, fmt.Errorf("%s does not start: %w", path, err)

@@ -180,8 +180,20 @@ func center(title string, fill rune) string {
 // its key names, plus a "frontier" object describing the simulation; with
 // appendTo it appends it as one more line (--append-result).
 func saveResult(path string, rf resultFlags, sc *scenarios.Scenario, st *sim.Setup, res *sim.Result, s sim.BenchSummary) error {
+	data, err := json.Marshal(resultObject(rf.stamp(), rf, sc, st, res, s))
+	if err != nil {
+		return err
+	}
+	return writeResult(path, rf, data)
+}
+
+// resultObject is the result JSON of --save-result: bench serve's keys
+// and the "frontier" object. date is bench serve's "date" (sweeps pass
+// nil: a simulated point has no wall-clock time, and their outputs are
+// byte-identical across runs).
+func resultObject(date any, rf resultFlags, sc *scenarios.Scenario, st *sim.Setup, res *sim.Result, s sim.BenchSummary) map[string]any {
 	out := map[string]any{
-		"date":                    rf.stamp(),
+		"date":                    date,
 		"backend":                 rf.backend,
 		"label":                   labelJSON(rf.label),
 		"model_id":                st.Model.ID,
@@ -218,10 +230,10 @@ func saveResult(path string, rf resultFlags, sc *scenarios.Scenario, st *sim.Set
 			out[k] = v
 		}
 	}
-	data, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
+	return out
+}
+
+func writeResult(path string, rf resultFlags, data []byte) error {
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("--result-dir: %w", err)

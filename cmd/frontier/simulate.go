@@ -53,6 +53,14 @@ type simFlags struct {
 }
 
 func newSimulateCmd() *cobra.Command {
+	cmd, _ := simulateCommand()
+	return cmd
+}
+
+// simulateCommand builds `frontier simulate` and returns its flags too:
+// sweep and capacity parse every point through a fresh one (so every
+// flag registered here is a sweep key).
+func simulateCommand() (*cobra.Command, *simFlags) {
 	f := &simFlags{}
 	cmd := &cobra.Command{
 		Use:   "simulate",
@@ -131,7 +139,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.saveDetailed, "save-detailed", false, "not written: per-request detail is --requests-csv FILE")
 	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
-	return cmd
+	return cmd, f
 }
 
 // defaultScenario is the embedded default: Llama-3.1-8B bf16 on one
@@ -150,7 +158,9 @@ func defaultScenario() *scenarios.Scenario {
 }
 
 // buildScenario loads the scenario (or the default) and applies the flags
-// the user set.
+// the user set. frontier sweep and capacity build every point through it:
+// a flag that changes the simulation must take effect here, not in
+// runSimulate, to be sweepable.
 func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error) {
 	var sc *scenarios.Scenario
 	if f.scenario != "" {

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"frontier/scenarios"
+	"frontier/sim/plan"
+)
+
+// sweepSettingFlags are simulate's flags that do not change the simulated
+// scenario: outputs, and the summary settings a whole sweep shares
+// (--goodput, --metric-percentiles, --percentile-metrics, --label,
+// --backend). They cannot be varied; every other simulate flag can.
+var sweepSettingFlags = map[string]bool{
+	"save-result": true, "append-result": true, "result-dir": true, "result-filename": true, "label": true,
+	"backend": true, "requests-csv": true, "steps-csv": true, "save-detailed": true, "percentile-metrics": true,
+	"metric-percentiles": true, "goodput": true, "quiet": true, "ignore-eos": true, "help": true,
+}
+
+// sweepRefusedFlags are simulate's per-run output flags, refused on sweep
+// and capacity with what to use instead.
+var sweepRefusedFlags = map[string]string{
+	"save-result":        "--result-dir DIR writes one bench serve JSON per point",
+	"append-result":      "--out-jsonl FILE writes one line per point",
+	"result-filename":    "--result-dir DIR writes one bench serve JSON per point",
+	"requests-csv":       "run frontier simulate on the point for per-request rows",
+	"steps-csv":          "run frontier simulate on the point for per-step rows",
+	"percentile-metrics": "the table shows TTFT, TPOT, ITL and E2EL; --metric-percentiles picks the percentiles",
+}
+
+// pointBuilder builds a point's scenario as simulate would: the base
+// flags, then the point's --KEY=VALUE, parsed by a fresh simulate flag set
+// and its buildScenario.
+type pointBuilder struct {
+	base []string // canonical base flags ("--name=value"), sorted by name
+	sim  *pflag.FlagSet
+}
+
+// addSimulateFlags registers simulate's flags on cmd (for the base
+// scenario), except those cmd defines itself, and returns simulate's flag
+// set (for newPointBuilder) and the values they parse into (the sweep
+// reads its shared settings, --goodput and the like, from there).
+func addSimulateFlags(cmd *cobra.Command) (*pflag.FlagSet, *simFlags) {
+	simCmd, f := simulateCommand()
+	simCmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if cmd.Flags().Lookup(f.Name) == nil {
+			if f.Shorthand != "" && cmd.Flags().ShorthandLookup(f.Shorthand) != nil {
+				f.Shorthand = ""
+			}
+			cmd.Flags().AddFlag(f)
+		}
+	})
+	return simCmd.Flags(), f
+}
+
+// newPointBuilder reads the base flags the user set on the sweep (or
+// capacity) command: simulate's flags, minus the sweep's own settings,
+// which it refuses when they are per-run outputs.
+func newPointBuilder(cmd *cobra.Command, simFlags *pflag.FlagSet) (*pointBuilder, error) {
+	b := &pointBuilder{sim: simFlags}
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if simFlags.Lookup(f.Name) != f || err != nil {
+			return // a sweep flag, or a name the sweep redefines
+		}
+		if why, ok := sweepRefusedFlags[f.Name]; ok {
+			err = fmt.Errorf("--%s: not a %s flag (%s)", f.Name, cmd.Name(), why)
+			return
+		}
+		if sweepSettingFlags[f.Name] {
+			return
+		}
+		b.base = append(b.base, flagArgs(f)...)
+	})
+	return b, err
+}
+
+// flagArgs writes a set flag back as arguments that parse to the same
+// value: one per element for slice flags (they append).
+func flagArgs(f *pflag.Flag) []string {
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		var out []string
+		for _, v := range sv.GetSlice() {
+			out = append(out, "--"+f.Name+"="+v)
+		}
+		return out
+	}
+	return []string{"--" + f.Name + "=" + f.Value.String()}
+}
+
+// keys are the flags a point may set: simulate's, minus the settings.
+func (b *pointBuilder) keys() []string {
+	var out []string
+	b.sim.VisitAll(func(f *pflag.Flag) {
+		if !sweepSettingFlags[f.Name] {
+			out = append(out, f.Name)
+		}
+	})
+	sort.Strings(out)
+	return out
+}
+
+// build returns point p's validated scenario. Errors are bad input
+// (exit 2): they name the point and the flag or key.
+func (b *pointBuilder) build(p plan.Point) (*scenarios.Scenario, error) {
+	sc, err := b.scenario(p.Args(), p.Deployment, true)
+	if err != nil {
+		return nil, fmt.Errorf("point %d (%s): %w", p.Index, p.Label(), err)
+	}
+	if len(p.Set) > 0 || p.Deployment != nil {
+		sc.Name += " [" + p.Label() + "]"
+	}
+	return sc, nil
+}
+
+// scenario parses the base flags and then args through a fresh simulate
+// flag set (a base flag the args set again is dropped: slice flags would
+// append), applies entry, and validates.
+func (b *pointBuilder) scenario(args []string, entry *plan.Entry, validate bool) (*scenarios.Scenario, error) {
+	cmd, f := simulateCommand()
+	set := map[string]bool{}
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		set[name] = true
+	}
+	var all []string
+	for _, a := range b.base {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !set[name] {
+			all = append(all, a)
+		}
+	}
+	all = append(all, args...)
+	if err := cmd.Flags().Parse(all); err != nil {
+		return nil, err
+	}
+	sc, err := buildScenario(cmd, f)
+	if err != nil {
+		return nil, err
+	}
+	if entry != nil {
+		entry.Apply(sc)
+		changed := cmd.Flags().Changed
+		if sc.Deployment != nil {
+			applyDeployment(sc.Deployment, f, changed)
+		} else if anySet(changed, deploymentFlags...) {
+			return nil, fmt.Errorf("deployment flags (%s) do not apply to the disaggregated deployment %s; set them in its prefill/decode blocks",
+				strings.Join(setFlags(changed, deploymentFlags), ", "), entry.Name)
+		}
+	}
+	if !validate {
+		return sc, nil
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// checkAxesMatter refuses an axis whose values all build the same
+// scenario as each other: a flag that only shapes outputs, which a sweep
+// would silently not vary.
+func (b *pointBuilder) checkAxesMatter(axes []plan.Axis) error {
+	for _, a := range axes {
+		distinct := map[string]bool{}
+		for _, v := range a.Values {
+			distinct[v] = true
+		}
+		if len(distinct) < 2 {
+			continue
+		}
+		seen := map[string]bool{}
+		for v := range distinct {
+			sc, err := b.scenario([]string{"--" + a.Key + "=" + v}, nil, false)
+			if err != nil {
+				return nil // the point pass reports it with the point's name
+			}
+			sc.Name = ""
+			data, err := yaml.Marshal(sc)
+			if err != nil {
+				return err
+			}
+			seen[string(data)] = true
+		}
+		if len(seen) == 1 {
+			return fmt.Errorf("--vary %s: its values all simulate the same scenario (a flag that only shapes outputs cannot be swept)", a.Key)
+		}
+	}
+	return nil
+}
+
+// baseScenario is the sweep's base scenario (no point applied, not
+// validated: a point may complete it), for the fingerprint.
+func (b *pointBuilder) baseScenario() (*scenarios.Scenario, error) {
+	return b.scenario(nil, nil, false)
+}
