@@ -48,10 +48,14 @@ func (c *client) startStage(s *Sim, k int) {
 	c.pushNextArrival(s)
 }
 
-// pushNextArrival queues the stage's next request (requests are in
-// arrival order; one arrival at a time sits in the event queue).
+// pushNextArrival queues the stage's next open-loop request (requests are
+// in arrival order; one arrival at a time sits in the event queue).
+// Closed-loop requests are skipped: their predecessor sends them.
 func (c *client) pushNextArrival(s *Sim) {
 	st := &c.plan.Stages[c.stage]
+	for c.nextSend < len(st.Requests) && st.Requests[c.nextSend].ClosedLoop {
+		c.nextSend++
+	}
 	if c.nextSend < len(st.Requests) {
 		p := st.Requests[c.nextSend]
 		c.nextSend++
@@ -61,6 +65,12 @@ func (c *client) pushNextArrival(s *Sim) {
 
 func (c *client) arrive(s *Sim, r *record) {
 	c.pushNextArrival(s)
+	c.admit(s, r)
+}
+
+// admit sends r now, or holds it while MaxConcurrency requests are in
+// flight.
+func (c *client) admit(s *Sim, r *record) {
 	if c.cfg.MaxConcurrency > 0 && c.inflight >= c.cfg.MaxConcurrency {
 		c.blocked = append(c.blocked, r)
 		return
@@ -106,7 +116,15 @@ func (c *client) expired(s *Sim) {
 	}
 }
 
-func (c *client) done(s *Sim) {
+// done is r's end (completed or failed): its closed-loop successor, if
+// any, is sent ThinkNs after r's last token arrived (or r failed): the
+// user reads the reply and types, or the agent's tool runs. A failed turn
+// still ends its turn; the conversation goes on.
+func (c *client) done(s *Sim, r *record) {
+	if n := r.plan.Next; n > 0 {
+		p := c.plan.Stages[r.plan.Stage].Requests[n]
+		s.queue.push(r.out.FinishNs+p.ThinkNs, turnSend{s.newRecord(p)})
+	}
 	c.inflight--
 	if len(c.blocked) > 0 {
 		r := c.blocked[0]

@@ -144,11 +144,8 @@ func (s *Sim) startDecode(r *record) {
 	r.phase = phaseDecode
 	r.out.TransferDoneNs = s.now
 	r.api = s.pools[1].apiFor(r.plan.ID) // the decode side's API server streams
-	r.req = engine.Request{
-		ID: r.plan.ID, PromptTokens: r.plan.PromptTokens, MaxTokens: r.plan.OutputTokens,
-		PrefixKey: r.plan.PrefixKey, PrefixTokens: r.plan.PrefixTokens, ContentKey: r.plan.ContentKey,
-		UniquePrompt: r.plan.UniquePrompt, ExternalTokens: r.plan.PromptTokens - 1, Data: r,
-	}
+	r.req = engineRequest(&r.plan)
+	r.req.ExternalTokens, r.req.Data = r.plan.PromptTokens-1, r
 	s.route(s.pools[1], r)
 }
 

@@ -165,7 +165,7 @@ func (s *Sim) finish(r *record, failed bool) {
 	if s.progress != nil && s.finished%1000 == 0 {
 		s.progress(s.finished, s.client.total())
 	}
-	s.client.done(s)
+	s.client.done(s, r)
 }
 
 // expire is the client timeout: the client gives up and vLLM aborts the
@@ -188,10 +188,7 @@ func (s *Sim) newRecord(p workload.Request) *record {
 	r := &s.slab[0]
 	s.slab = s.slab[1:]
 	r.plan = p
-	r.req = engine.Request{
-		ID: p.ID, PromptTokens: p.PromptTokens, MaxTokens: p.OutputTokens,
-		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
-	}
+	r.req = engineRequest(&p)
 	r.req.Data = r
 	if s.disagg != nil {
 		r.phase = phasePrefill
@@ -200,6 +197,16 @@ func (s *Sim) newRecord(p workload.Request) *record {
 	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1}
 	s.records = append(s.records, r)
 	return r
+}
+
+// engineRequest is the engine's view of a planned request: lengths and
+// content identities.
+func engineRequest(p *workload.Request) engine.Request {
+	return engine.Request{
+		ID: p.ID, PromptTokens: p.PromptTokens, MaxTokens: p.OutputTokens,
+		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
+		Segments: p.Segments, OutputKey: p.OutputKey, ReusedTokens: p.ReusedTokens,
+	}
 }
 
 // recordChunk is how many records newRecord allocates at once.

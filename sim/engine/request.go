@@ -1,5 +1,7 @@
 package engine
 
+import "math"
+
 // Status is where a request is in the engine core.
 type Status uint8
 
@@ -14,13 +16,19 @@ const (
 
 // Request is one request inside an engine core. Token counts are tokens.
 //
-// Prompt content is described by identities, not token ids: the first
-// PrefixTokens tokens are the content PrefixKey (shared by a prefix group),
-// the rest of the prompt is ContentKey (shared by repeats of one prompt),
-// and generated tokens are unique to the request. A full block's hash
-// chains those identities exactly as vLLM chains token ids, so two
-// requests share a cached block exactly when their prompts share that
-// block's whole prefix.
+// Content is described by identities, not token ids. A token's identity is
+// its content stream (a 64-bit key) and its position in the sequence. The
+// prompt is a list of segments of streams: Segments when set (a
+// conversation: system prompt, earlier messages and replies, the new
+// message), else the two segments PrefixKey (the first PrefixTokens
+// tokens, shared by a prefix group) and ContentKey (the rest of the
+// prompt, shared by repeats of one prompt). Generated tokens are the
+// stream OutputKey, so a later prompt (the session's next turn) can
+// contain them. A full block's hash chains its parent's hash and the
+// identities of its tokens, as vLLM's hash_block_tokens chains token ids
+// (vllm/v1/core/kv_cache_utils.py), so two requests share a cached block
+// exactly when their sequences agree up to that block's end, across the
+// prompt/output boundary too.
 type Request struct {
 	// The fields every step reads come first, so a running request's
 	// per-step work touches as few cache lines as possible.
@@ -52,12 +60,27 @@ type Request struct {
 	PrefixKey    uint64
 	PrefixTokens int
 	ContentKey   uint64
+	// Segments, when set, is the prompt's content (PrefixKey and ContentKey
+	// then name no tokens): segment i holds the tokens from segment i−1's
+	// End to its own End of stream Key. Ends increase; the last is at
+	// least PromptTokens.
+	Segments []Segment
+	// OutputKey is the stream of the generated tokens; 0 = a stream unique
+	// to this request.
+	OutputKey uint64
 	// UniquePrompt says no other request repeats this prompt beyond its
 	// shared prefix (random datasets, traces): its own blocks can then only
 	// be hit by itself after a preemption, so they are indexed in the
 	// prefix cache only when it is preempted, not at every allocation.
 	// The hits are the same as vLLM's; the work is less.
 	UniquePrompt bool
+	// ReusedTokens is how many tokens from the start of the sequence
+	// (prompt, then output) a later request's prompt repeats: a session
+	// turn followed by another turn repeats all of them. Their full
+	// blocks, generated ones included, are indexed as they fill, as vLLM
+	// caches every full block; with UniquePrompt the rest is indexed only
+	// on preemption.
+	ReusedTokens int
 
 	Preemptions int
 	// CachedTokens is the prefix-cache hit at first admission, tokens.
@@ -78,30 +101,72 @@ func (r *Request) NumTokens() int { return r.PromptTokens + r.NumOutput }
 // scheduler may compute.
 func (r *Request) known() int { return r.PromptTokens + r.NumOutput + r.Pending }
 
+// Segment is a run of prompt tokens from one content stream: the tokens
+// from the previous segment's End up to End (tokens from the start of the
+// prompt, exclusive) are the positions of stream Key.
+type Segment struct {
+	Key uint64
+	End int
+}
+
 // shareable reports whether full block i can be a prefix-cache hit for
-// another request: it lies in the shared prefix, or in a prompt that
-// other requests repeat.
+// another request: it lies in the shared prefix, in the part a later
+// request repeats, or in a prompt that other requests repeat.
 func (r *Request) shareable(i, bs int) bool {
 	end := (i + 1) * bs
-	return end <= r.PrefixTokens || (end <= r.PromptTokens && !r.UniquePrompt)
+	return end <= r.PrefixTokens || end <= r.ReusedTokens || (end <= r.PromptTokens && !r.UniquePrompt)
+}
+
+// outputKey is the generated tokens' stream: OutputKey, or one unique to
+// the request.
+func (r *Request) outputKey() uint64 {
+	if r.OutputKey != 0 {
+		return r.OutputKey
+	}
+	return r.ContentKey ^ mix64(uint64(r.ID)+0x51ed27)
+}
+
+// segment returns the stream of the token at position pos and the
+// position where that stream's segment ends.
+func (r *Request) segment(pos int) (uint64, int) {
+	switch {
+	case pos >= r.PromptTokens:
+		return r.outputKey(), math.MaxInt
+	case r.Segments == nil && pos < r.PrefixTokens:
+		return r.PrefixKey, r.PrefixTokens
+	case r.Segments == nil:
+		return r.ContentKey, r.PromptTokens
+	}
+	lo, hi := 0, len(r.Segments) // first segment ending after pos
+	for lo < hi {
+		if m := (lo + hi) / 2; r.Segments[m].End > pos {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if lo == len(r.Segments) {
+		return r.ContentKey, r.PromptTokens
+	}
+	return r.Segments[lo].Key, min(r.Segments[lo].End, r.PromptTokens)
 }
 
 // blockHash returns the chained hash of full block i (tokens [i·bs, (i+1)·bs)).
+// A block inside one stream is that stream's block content; a block
+// spanning streams mixes in every stream and where it starts.
 func (r *Request) blockHash(i, bs int) uint64 {
 	if r.hashes == nil {
 		r.hashes = make([]uint64, 0, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024))
 	}
 	for len(r.hashes) <= i {
 		j := len(r.hashes)
-		end := (j + 1) * bs
-		var content uint64
-		switch {
-		case end <= r.PrefixTokens:
-			content = ContentID(r.PrefixKey, j)
-		case end <= r.PromptTokens:
-			content = ContentID(r.ContentKey, j)
-		default:
-			content = ContentID(r.ContentKey^mix64(uint64(r.ID)+0x51ed27), j)
+		start := j * bs
+		key, end := r.segment(start)
+		content := ContentID(key, j)
+		for end < start+bs {
+			next, nextEnd := r.segment(end)
+			content = mix64(content*0x9e3779b97f4a7c15 ^ ContentID(next, j) ^ uint64(end-start))
+			end = nextEnd
 		}
 		parent := uint64(0x84222325)
 		if j > 0 {

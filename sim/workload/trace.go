@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"frontier/sim/engine"
 )
 
 // decimal is a plain decimal number (no hex, no digit separators).
@@ -23,11 +25,26 @@ const (
 	maxTraceTokens = 10_000_000
 )
 
+// traceColumns lists the columns a trace may have, for messages.
+const traceColumns = "arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens][, session_id, turn, think_s]"
+
 // ReadTrace reads a request trace CSV with a header row and columns
 // arrival_s (seconds from the start), prompt_tokens, output_tokens, and
 // optionally prefix_group (any label; equal labels share a prefix) and
 // prefix_tokens (how many leading prompt tokens the group shares).
-// Requests are sorted by arrival (stable).
+//
+// Session rows also have session_id (any label but empty or 0), turn
+// (1, 2, … within the session, each once) and, after the first turn,
+// think_s: turn k is sent closed-loop, think_s seconds after turn k−1's
+// last token arrived, and arrival_s is not used for it (turn 1 is sent at
+// its arrival_s). Turn k's prompt repeats turn k−1's prompt and output
+// (the conversation so far) when it is at least that long, so their full
+// blocks can be prefix-cache hits; a shorter prompt (a cut conversation)
+// shares only the session's prefix group. Rows without session_id keep
+// the open-loop meaning.
+//
+// Requests are sorted by arrival (stable); a session's turns follow its
+// first turn. Errors name the file and line.
 func ReadTrace(path string) ([]Request, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -37,12 +54,21 @@ func ReadTrace(path string) ([]Request, error) {
 	return parseTrace(f, path)
 }
 
+// traceRow is one parsed row before sessions are assembled.
+type traceRow struct {
+	req     Request
+	line    int
+	session string
+	group   string
+	think   string // think_s as written ("" when absent)
+}
+
 func parseTrace(r io.Reader, name string) ([]Request, error) {
 	cr := csv.NewReader(r)
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("trace %s: empty file (want a header row: arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])", name)
+		return nil, fmt.Errorf("trace %s: empty file (want a header row: %s)", name, traceColumns)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: reading header: %w", name, err)
@@ -57,11 +83,11 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 	}
 	for _, need := range []string{"arrival_s", "prompt_tokens", "output_tokens"} {
 		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("trace %s: missing column %q (columns: arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])", name, need)
+			return nil, fmt.Errorf("trace %s: missing column %q (columns: %s)", name, need, traceColumns)
 		}
 	}
 	groups := map[string]uint64{}
-	var reqs []Request
+	var rows []traceRow
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -77,40 +103,179 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 			}
 			return ""
 		}
-		at, err := strconv.ParseFloat(get("arrival_s"), 64)
-		if err != nil || !decimal.MatchString(get("arrival_s")) || !(at >= 0 && at <= maxArrivalS) {
-			return nil, fmt.Errorf("trace %s line %d: arrival_s: must be a decimal number of seconds in [0, %g], got %q", name, line, maxArrivalS, get("arrival_s"))
+		row, err := parseTraceRow(get, len(rows), groups)
+		if err != nil {
+			return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
 		}
-		p, err := strconv.Atoi(get("prompt_tokens"))
-		if err != nil || p < 1 || p > maxTraceTokens {
-			return nil, fmt.Errorf("trace %s line %d: prompt_tokens: must be an integer in [1, %d], got %q", name, line, maxTraceTokens, get("prompt_tokens"))
-		}
-		o, err := strconv.Atoi(get("output_tokens"))
-		if err != nil || o < 1 || o > maxTraceTokens {
-			return nil, fmt.Errorf("trace %s line %d: output_tokens: must be an integer in [1, %d], got %q", name, line, maxTraceTokens, get("output_tokens"))
-		}
-		id := len(reqs)
-		req := Request{ID: id, At: int64(math.Round(at * 1e9)), PromptTokens: p, OutputTokens: o, ContentKey: uniqueKey(id), UniquePrompt: true}
-		if g := get("prefix_group"); g != "" {
-			pt, err := strconv.Atoi(get("prefix_tokens"))
-			if err != nil || pt < 0 || pt > p {
-				return nil, fmt.Errorf("trace %s line %d: prefix_tokens: must be an integer in [0, prompt_tokens=%d] when prefix_group is set, got %q", name, line, p, get("prefix_tokens"))
-			}
-			key, ok := groups[g]
-			if !ok {
-				key = 0x7f4a_7c15_9e37_79b9 ^ uint64(len(groups)+1)*0xbf58_476d_1ce4_e5b9
-				groups[g] = key
-			}
-			req.PrefixKey, req.PrefixTokens = key, pt
-		}
-		reqs = append(reqs, req)
+		row.line = line
+		rows = append(rows, row)
 	}
-	if len(reqs) == 0 {
+	if len(rows) == 0 {
 		return nil, fmt.Errorf("trace %s: no requests", name)
 	}
-	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].At < reqs[j].At })
+	return assembleTrace(rows, name)
+}
+
+// parseTraceRow reads one row; id is its index in the file.
+func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (traceRow, error) {
+	row := traceRow{session: get("session_id"), think: get("think_s")}
+	if row.session == "0" {
+		row.session = "" // 0 = not part of a session (as --requests-csv writes it)
+	}
+	turn := 0
+	if row.session != "" {
+		t, err := strconv.Atoi(get("turn"))
+		if err != nil || t < 1 || t > maxTraceTokens {
+			return row, fmt.Errorf("turn: must be an integer ≥ 1 on a session row (session_id %q), got %q", row.session, get("turn"))
+		}
+		turn = t
+	} else if v := get("turn"); v != "" && v != "0" {
+		return row, fmt.Errorf("turn: only on session rows; give session_id too (got turn %q)", v)
+	} else if row.think != "" {
+		return row, fmt.Errorf("think_s: only on session rows; give session_id and turn too (got %q)", row.think)
+	}
+	at := 0.0
+	if s := get("arrival_s"); turn <= 1 || s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !decimal.MatchString(s) || !(v >= 0 && v <= maxArrivalS) {
+			return row, fmt.Errorf("arrival_s: must be a decimal number of seconds in [0, %g], got %q", maxArrivalS, s)
+		}
+		if turn <= 1 {
+			at = v // a later turn's arrival_s is checked, not used
+		}
+	}
+	p, err := strconv.Atoi(get("prompt_tokens"))
+	if err != nil || p < 1 || p > maxTraceTokens {
+		return row, fmt.Errorf("prompt_tokens: must be an integer in [1, %d], got %q", maxTraceTokens, get("prompt_tokens"))
+	}
+	o, err := strconv.Atoi(get("output_tokens"))
+	if err != nil || o < 1 || o > maxTraceTokens {
+		return row, fmt.Errorf("output_tokens: must be an integer in [1, %d], got %q", maxTraceTokens, get("output_tokens"))
+	}
+	row.req = Request{ID: id, At: int64(math.Round(at * 1e9)), PromptTokens: p, OutputTokens: o, ContentKey: uniqueKey(id), UniquePrompt: true, Turn: turn}
+	if g := get("prefix_group"); g != "" {
+		pt, err := strconv.Atoi(get("prefix_tokens"))
+		if err != nil || pt < 0 || pt > p {
+			return row, fmt.Errorf("prefix_tokens: must be an integer in [0, prompt_tokens=%d] when prefix_group is set, got %q", p, get("prefix_tokens"))
+		}
+		key, ok := groups[g]
+		if !ok {
+			key = 0x7f4a_7c15_9e37_79b9 ^ uint64(len(groups)+1)*0xbf58_476d_1ce4_e5b9
+			groups[g] = key
+		}
+		row.group = g
+		row.req.PrefixKey, row.req.PrefixTokens = key, pt
+	}
+	switch {
+	case turn > 1:
+		v, err := strconv.ParseFloat(row.think, 64)
+		if err != nil || !decimal.MatchString(row.think) || !(v >= 0 && v <= maxArrivalS) {
+			return row, fmt.Errorf("think_s: must be a decimal number of seconds in [0, %g] after a session's first turn (the delay after turn %d's last token), got %q", maxArrivalS, turn-1, row.think)
+		}
+		row.req.ClosedLoop, row.req.ThinkNs = true, int64(math.Round(v*1e9))
+	case turn == 1 && row.think != "" && row.think != "0":
+		return row, fmt.Errorf("think_s: turn 1 has no earlier turn (it is sent at arrival_s); leave think_s empty, got %q", row.think)
+	}
+	return row, nil
+}
+
+// assembleTrace orders the rows (by arrival, stable; a session's turns
+// right after its first turn), numbers requests and sessions, checks each
+// session's turns, and links each turn to the next.
+func assembleTrace(rows []traceRow, name string) ([]Request, error) {
+	bySession := map[string][]int{} // row indexes of each session
+	var heads []int                 // ordinary rows and first turns
+	for i, r := range rows {
+		if r.session == "" {
+			heads = append(heads, i)
+			continue
+		}
+		if _, ok := bySession[r.session]; !ok {
+			heads = append(heads, i) // stands for the session until sorted
+		}
+		bySession[r.session] = append(bySession[r.session], i)
+	}
+	for s, idx := range bySession {
+		sort.SliceStable(idx, func(a, b int) bool { return rows[idx[a]].req.Turn < rows[idx[b]].req.Turn })
+		for k, i := range idx {
+			r := &rows[i]
+			switch {
+			case r.req.Turn == k: // the same turn as the row before
+				return nil, fmt.Errorf("trace %s line %d: turn: session %q has turn %d twice (lines %d and %d)", name, r.line, s, k, rows[idx[k-1]].line, r.line)
+			case r.req.Turn != k+1:
+				return nil, fmt.Errorf("trace %s line %d: turn: session %q skips turn %d (its turns: %s)", name, r.line, s, k+1, turnList(rows, idx))
+			}
+			first := &rows[idx[0]]
+			if k > 0 && r.group != "" && (r.group != first.group || r.req.PrefixTokens != first.req.PrefixTokens) {
+				return nil, fmt.Errorf("trace %s line %d: prefix_group: a session's prefix group is its first turn's (line %d: %q, %d tokens); leave it empty on later turns", name, r.line, first.line, first.group, first.req.PrefixTokens)
+			}
+		}
+	}
+	for h, i := range heads { // a session stands at its first turn
+		if s := rows[i].session; s != "" {
+			heads[h] = bySession[s][0]
+		}
+	}
+	sort.SliceStable(heads, func(a, b int) bool { return rows[heads[a]].req.At < rows[heads[b]].req.At })
+	var reqs []Request
+	session := 0
+	for _, i := range heads {
+		if rows[i].session == "" {
+			reqs = append(reqs, rows[i].req)
+			continue
+		}
+		session++
+		reqs = appendSession(reqs, rows, bySession[rows[i].session], session)
+	}
 	for i := range reqs {
 		reqs[i].ID = i
 	}
 	return reqs, nil
+}
+
+// appendSession appends one session's turns (rows idx, in turn order) as
+// session number n: each turn triggers the next, and a turn whose prompt
+// is at least the previous turn's prompt + output repeats it.
+func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request {
+	first := rows[idx[0]].req
+	var segs []engine.Segment
+	if first.PrefixTokens > 0 {
+		segs = append(segs, engine.Segment{Key: first.PrefixKey, End: first.PrefixTokens})
+	}
+	prevEnd := 0 // previous turn's prompt + output
+	for k, i := range idx {
+		r := rows[i].req
+		r.Session, r.PrefixKey, r.PrefixTokens = n, first.PrefixKey, min(first.PrefixTokens, r.PromptTokens)
+		r.OutputKey = streamKey(keyReply, uint64(n), uint64(k+1))
+		if k > 0 {
+			prev := &reqs[len(reqs)-1]
+			prev.Next = len(reqs)
+			if r.PromptTokens >= prevEnd {
+				prev.ReusedTokens = prevEnd
+				segs = append(segs, engine.Segment{Key: prev.OutputKey, End: prevEnd})
+			} else {
+				// A cut conversation: only the prefix group is shared. A new
+				// list: earlier turns' prompts keep the old one.
+				segs = append([]engine.Segment(nil), segs[:min(len(segs), 1)]...)
+				if first.PrefixTokens == 0 {
+					segs = segs[:0]
+				}
+			}
+		}
+		if len(segs) == 0 || r.PromptTokens > segs[len(segs)-1].End {
+			segs = append(segs, engine.Segment{Key: streamKey(keyMessage, uint64(n), uint64(k+1)), End: r.PromptTokens})
+		}
+		r.Segments = segs[:len(segs):len(segs)]
+		prevEnd = r.PromptTokens + r.OutputTokens
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
+func turnList(rows []traceRow, idx []int) string {
+	var s []string
+	for _, i := range idx {
+		s = append(s, strconv.Itoa(rows[i].req.Turn))
+	}
+	return strings.Join(s, ", ")
 }

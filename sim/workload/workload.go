@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"frontier/scenarios"
+	"frontier/sim/engine"
 )
 
 // Request is one planned request. Lengths are tokens; At is nanoseconds
@@ -33,6 +34,23 @@ type Request struct {
 	// UniquePrompt: no other request repeats this prompt beyond its shared
 	// prefix (random dataset, trace rows).
 	UniquePrompt bool
+	// Segments, when set, is the prompt's content as streams
+	// (engine.Request.Segments): a session turn's prompt is the session's
+	// earlier messages and replies (OutputKey of the earlier turns) plus
+	// its new message. OutputKey names this request's generated tokens (0 =
+	// unique to it); ReusedTokens is how much of its prompt + output a later
+	// request's prompt repeats.
+	Segments     []engine.Segment
+	OutputKey    uint64
+	ReusedTokens int
+	// ClosedLoop: the request is sent ThinkNs after its predecessor (the
+	// request whose Next names it) finished, not at At. Next is the index,
+	// in the stage's Requests, of the closed-loop request this one
+	// triggers; 0 = none (a successor always comes after its predecessor,
+	// so index 0 never is one).
+	ClosedLoop bool
+	ThinkNs    int64
+	Next       int
 }
 
 // Stage is a group of requests sent together. The next stage starts
@@ -106,6 +124,27 @@ func lengthRange(n int, r float64) (int, int) {
 }
 
 func uniqueKey(i int) uint64 { return 0xa076_1d64_78bd_642f ^ uint64(i+1)*0xe703_7ed1_a0b4_28db }
+
+// Kinds of session content streams (streamKey).
+const (
+	keySystem  = iota + 1 // a system prompt (by group)
+	keyMessage            // a turn's new message(s): user message or tool result, with template tokens
+	keyReply              // a turn's generated reply
+)
+
+// streamKey names a content stream of a session workload: its kind and
+// two numbers (session and turn, or group). splitmix64 finalizer over the
+// three, so distinct arguments give distinct keys in practice (as vLLM's
+// block hashes are collision-free in practice).
+func streamKey(kind, a, b uint64) uint64 {
+	x := kind*0x9e37_79b9_7f4a_7c15 ^ (a+1)*0xbf58_476d_1ce4_e5b9 ^ (b+1)*0x94d0_49bb_1331_11eb
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x | 1 // never 0 (0 = "unique to the request")
+}
 
 // maxOffsetS is the latest send time, seconds, that the nanosecond clock
 // holds (about 292 years); later offsets would overflow int64.

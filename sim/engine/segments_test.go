@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// run schedules until every request added has finished.
+func runAll(t *testing.T, s *Scheduler, reqs ...*Request) {
+	t.Helper()
+	for _, r := range reqs {
+		s.Add(r)
+	}
+	var st Step
+	for i := 0; s.HasWork(); i++ {
+		require.Less(t, i, 10000, "scheduler made no progress")
+		s.Schedule(&st)
+		s.Update(&st, nil)
+	}
+}
+
+// A prompt stated as Segments hashes as the same prompt stated as a
+// group prefix plus content: the two forms name the same tokens.
+func TestSegmentsMatchPrefixForm(t *testing.T) {
+	legacy := &Request{PromptTokens: 70, MaxTokens: 4, PrefixKey: 3, PrefixTokens: 20, ContentKey: 7}
+	segs := &Request{PromptTokens: 70, MaxTokens: 4, Segments: []Segment{{3, 20}, {7, 70}}, ContentKey: 99}
+	for i := 0; i < 4; i++ { // full prompt blocks, the one across the prefix boundary included
+		assert.Equal(t, legacy.blockHash(i, 16), segs.blockHash(i, 16), "block %d", i)
+	}
+	other := &Request{PromptTokens: 70, MaxTokens: 4, Segments: []Segment{{3, 20}, {8, 70}}}
+	assert.Equal(t, legacy.blockHash(0, 16), other.blockHash(0, 16), "inside the shared prefix")
+	assert.NotEqual(t, legacy.blockHash(1, 16), other.blockHash(1, 16), "the block spanning prefix and content differs")
+}
+
+// Worked by hand (block size 16): turn 1 is a 40-token prompt (stream 1)
+// generating 20 tokens (stream 5), followed by a turn whose prompt
+// repeats all of it. Turn 1 computes KV for 40 + 20 − 1 = 59 tokens (its
+// last sampled token is never fed back), so 3 full blocks (48 tokens) are
+// cached, the third holding generated tokens 40..47. Turn 2 (prompt =
+// turn 1's 40 + its 20 outputs + 25 new tokens = 85) hits those 3 blocks:
+// 48 cached tokens, of which 8 were generated.
+func TestNextTurnReusesGeneratedBlocks(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		s := NewScheduler(cfg(256, 4, 50, true))
+		t1 := &Request{ID: 0, PromptTokens: 40, MaxTokens: 20, Segments: []Segment{{1, 40}}, OutputKey: 5,
+			UniquePrompt: true, ReusedTokens: 60}
+		if async {
+			// Placeholders make no difference here: block 2 fills at token 47,
+			// long before the last step.
+			runAsync(t, s, t1)
+		} else {
+			runAll(t, s, t1)
+		}
+		t2 := &Request{ID: 1, PromptTokens: 85, MaxTokens: 1, Segments: []Segment{{1, 40}, {5, 60}, {9, 85}}, UniquePrompt: true}
+		runAll(t, s, t2)
+		assert.Equal(t, 48, t2.CachedTokens, "async=%v", async)
+	}
+	// Without ReusedTokens, turn 1 (a unique prompt no one was said to
+	// repeat) indexes none of its blocks, so the next turn hits nothing:
+	// ReusedTokens is what makes a turn's blocks reusable.
+	s := NewScheduler(cfg(256, 4, 50, true))
+	t1 := &Request{ID: 0, PromptTokens: 40, MaxTokens: 20, Segments: []Segment{{1, 40}}, OutputKey: 5, UniquePrompt: true}
+	runAll(t, s, t1)
+	t2 := &Request{ID: 1, PromptTokens: 85, MaxTokens: 1, Segments: []Segment{{1, 40}, {5, 60}, {9, 85}}, UniquePrompt: true}
+	runAll(t, s, t2)
+	assert.Equal(t, 0, t2.CachedTokens)
+}
+
+// runAsync drives the scheduler as the async engine core does: step k+1 is
+// scheduled (with placeholders) before step k's tokens are applied.
+func runAsync(t *testing.T, s *Scheduler, reqs ...*Request) {
+	t.Helper()
+	for _, r := range reqs {
+		s.Add(r)
+	}
+	var cur, next Step
+	s.Schedule(&cur)
+	for i := 0; len(cur.Items) > 0; i++ {
+		require.Less(t, i, 10000)
+		s.Schedule(&next)
+		s.Update(&cur, nil)
+		cur, next = next, cur
+	}
+}
+
+// A reply whose last full block ends exactly at its last token: that
+// token has no KV, so the block is not complete and the next turn cannot
+// hit it. Turn 1: 40 prompt + 24 outputs = 64 tokens, KV for 63: blocks
+// 0..2 (48 tokens) cached, block 3 not.
+func TestLastSampledTokenHasNoKV(t *testing.T) {
+	s := NewScheduler(cfg(256, 4, 50, true))
+	t1 := &Request{ID: 0, PromptTokens: 40, MaxTokens: 24, Segments: []Segment{{1, 40}}, OutputKey: 5, UniquePrompt: true, ReusedTokens: 64}
+	runAll(t, s, t1)
+	t2 := &Request{ID: 1, PromptTokens: 80, MaxTokens: 1, Segments: []Segment{{1, 40}, {5, 64}, {9, 80}}, UniquePrompt: true}
+	runAll(t, s, t2)
+	assert.Equal(t, 48, t2.CachedTokens)
+}

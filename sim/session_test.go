@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"frontier/predictor"
+	"frontier/sim/engine"
+	"frontier/sim/workload"
+)
+
+// sessionSim runs reqs on one core pricing every step at 10 ms, with no
+// front-end time, synchronous scheduling, block size 16 and a budget of
+// 512 tokens (every prefill in one step).
+func sessionSim(t *testing.T, blocks int, reqs []workload.Request) *Result {
+	t.Helper()
+	core := &Core{
+		Sched: engine.NewScheduler(engine.Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, MaxModelLen: 4096, BlockSize: 16, NumBlocks: blocks, EnablePrefixCaching: true}),
+		Pred:  fixedPricer{},
+	}
+	plan := &workload.Plan{Stages: []workload.Stage{{Requests: reqs}}}
+	res := New(plan, []*Core{core}, LeastLoaded{}, predictor.HostModel{}, ClientConfig{}, Options{}).Run()
+	require.Len(t, res.Requests, len(reqs))
+	return res
+}
+
+// Worked by hand: two sessions × three turns from a trace
+// (fixtures/traces/two_sessions.csv). Both share a 35-token system prompt
+// (prefix group); turn k's prompt is the conversation so far: 65, then
+// 65 + 40 + 30 = 135, then 135 + 40 + 30 = 205 tokens; every reply is 40
+// tokens; think time 1 s.
+//
+// Turn 1 at t = 0: A hits nothing; B, admitted right after A in the same
+// step, hits A's 2 full system-prompt blocks (32 tokens; block 2 mixes
+// the system prompt with B's own message). One 10 ms prefill step, then
+// 39 decode steps: first token at 10 ms, last at 400 ms.
+// A turn computes KV for prompt + output − 1 tokens (its last token is
+// never fed back): 104 after turn 1, so 6 full blocks (96 tokens, of
+// which 31 generated) are cached. Turn 2 is sent at 0.4 + 1 = 1.4 s and
+// hits 96 tokens; it finishes at 1.8 s having KV for 174 tokens (10
+// blocks). Turn 3 is sent at 2.8 s and hits 160 tokens (25 of turn 2's
+// generated ones); it ends at 3.2 s.
+func TestTwoSessionsThreeTurns(t *testing.T) {
+	reqs, err := workload.ReadTrace("../fixtures/traces/two_sessions.csv")
+	require.NoError(t, err)
+	res := sessionSim(t, 100, reqs)
+	type turn struct {
+		session, turn, cached int
+		send, first, finish   int64
+	}
+	var got []turn
+	for _, r := range res.Requests {
+		got = append(got, turn{r.Session, r.Turn, r.CachedTokens, r.SendNs, r.FirstTokenNs, r.FinishNs})
+	}
+	assert.Equal(t, []turn{
+		{1, 1, 0, 0, 10 * ms, 400 * ms},
+		{1, 2, 96, 1400 * ms, 1410 * ms, 1800 * ms},
+		{1, 3, 160, 2800 * ms, 2810 * ms, 3200 * ms},
+		{2, 1, 32, 0, 10 * ms, 400 * ms},
+		{2, 2, 96, 1400 * ms, 1410 * ms, 1800 * ms},
+		{2, 3, 160, 2800 * ms, 2810 * ms, 3200 * ms},
+	}, got)
+	for i, r := range res.Requests {
+		if r.Turn > 1 {
+			assert.Equal(t, res.Requests[i-1].FinishNs+1e9, r.SendNs, "turn %d of session %d: previous finish + think time", r.Turn, r.Session)
+		}
+	}
+}
+
+// Worked by hand: one session of two turns (prompt 65 then 135, replies
+// of 40, think 1 s) and, at 0.5 s, an unrelated 200-token prompt, on a
+// 16-block KV cache. Turn 1 held blocks 0–6 and freed them tail first
+// (free queue: 7–15, then 6, 5, 4, 3, 2, 1, 0); its full blocks 0–5 stay
+// cached. The 200-token prompt takes 13 blocks: 7–15, then 6, 5, 4, 3,
+// evicting the hashes of blocks 5, 4, 3. Turn 2 (sent at 1.4 s) hits
+// only blocks 0–2: 48 cached tokens instead of 96.
+func TestEvictionMakesLaterTurnMiss(t *testing.T) {
+	reqs, err := workload.ReadTrace("../fixtures/traces/two_sessions.csv")
+	require.NoError(t, err)
+	a1, a2 := reqs[0], reqs[1]
+	a2.Next = 0
+	x := workload.Request{At: 500 * ms, PromptTokens: 200, OutputTokens: 1, ContentKey: 77, UniquePrompt: true}
+	a1.Next = 2 // a1, x, a2 in send order
+	plan := []workload.Request{a1, x, a2}
+	for i := range plan {
+		plan[i].ID = i
+	}
+	res := sessionSim(t, 16, plan)
+	assert.Equal(t, 1400*ms, res.Requests[2].SendNs)
+	assert.Equal(t, 48, res.Requests[2].CachedTokens)
+	// The same without the intruder: all 96.
+	a1.Next = 1
+	plan = []workload.Request{a1, a2}
+	plan[1].ID = 1
+	res = sessionSim(t, 16, plan)
+	assert.Equal(t, 96, res.Requests[1].CachedTokens)
+}
