@@ -1,6 +1,7 @@
 package engine
 
-// deque is the waiting queue: FCFS at the back, preempted requests at the
+// deque is FCFS's waiting queue (vLLM's FCFSRequestQueue, a
+// collections.deque): new requests at the back, preempted requests at the
 // front. A ring buffer keeps both ends O(1).
 type deque struct {
 	buf  []*Request
@@ -8,7 +9,8 @@ type deque struct {
 	n    int
 }
 
-func (d *deque) len() int { return d.n }
+// Len implements Queue.
+func (d *deque) Len() int { return d.n }
 
 func (d *deque) grow() {
 	nb := make([]*Request, max(16, 2*len(d.buf)))
@@ -18,7 +20,8 @@ func (d *deque) grow() {
 	d.buf, d.head = nb, 0
 }
 
-func (d *deque) pushBack(r *Request) {
+// Push implements Queue: a new request at the back.
+func (d *deque) Push(r *Request) {
 	if d.n == len(d.buf) {
 		d.grow()
 	}
@@ -26,7 +29,8 @@ func (d *deque) pushBack(r *Request) {
 	d.n++
 }
 
-func (d *deque) pushFront(r *Request) {
+// Prepend implements Queue: a preempted request at the front.
+func (d *deque) Prepend(r *Request) {
 	if d.n == len(d.buf) {
 		d.grow()
 	}
@@ -35,9 +39,11 @@ func (d *deque) pushFront(r *Request) {
 	d.n++
 }
 
-func (d *deque) front() *Request { return d.buf[d.head] }
+// Peek implements Queue.
+func (d *deque) Peek() *Request { return d.buf[d.head] }
 
-func (d *deque) popFront() *Request {
+// Pop implements Queue.
+func (d *deque) Pop() *Request {
 	r := d.buf[d.head]
 	d.buf[d.head] = nil
 	d.head = (d.head + 1) % len(d.buf)
@@ -45,8 +51,9 @@ func (d *deque) popFront() *Request {
 	return r
 }
 
-// remove deletes r wherever it is, keeping the order of the others.
-func (d *deque) remove(r *Request) {
+// Remove implements Queue: deletes r wherever it is, keeping the order of
+// the others.
+func (d *deque) Remove(r *Request) {
 	for i := 0; i < d.n; i++ {
 		if d.buf[(d.head+i)%len(d.buf)] == r {
 			for j := i; j < d.n-1; j++ {

@@ -82,6 +82,16 @@ type Request struct {
 	// on preemption.
 	ReusedTokens int
 
+	// Priority is the request's priority (the OpenAI API's "priority"
+	// field, 0 by default): under the priority policy a lower value is
+	// served first.
+	Priority int
+	// Arrival is the request's arrival order at its engine core, set by
+	// Scheduler.Add. It stands for vLLM's arrival_time: a request reaches
+	// the engine core in the order the API server took it in, so ordering
+	// by either is the same.
+	Arrival int64
+
 	Preemptions int
 	// CachedTokens is the prefix-cache hit at first admission, tokens.
 	CachedTokens int

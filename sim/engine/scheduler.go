@@ -12,6 +12,8 @@ type Config struct {
 	BlockSize                 int // --block-size, tokens
 	NumBlocks                 int // KV capacity, blocks
 	EnablePrefixCaching       bool
+	// Policy is --scheduling-policy (nil = FCFS, vLLM's default).
+	Policy Policy
 }
 
 // Scheduled is one request's share of a step.
@@ -38,43 +40,58 @@ type Step struct {
 	NumWaiting   int
 }
 
-// Scheduler is vLLM V1's Scheduler with the FCFS policy
-// (vllm/v1/core/sched/scheduler.py: schedule, update_from_output).
+// Scheduler is vLLM V1's Scheduler (vllm/v1/core/sched/scheduler.py:
+// schedule, update_from_output) under a scheduling policy (Config.Policy).
 type Scheduler struct {
 	cfg     Config
 	Pool    *BlockPool
 	running []*Request
-	waiting deque
-	scratch []int32
+	waiting Queue
+	// numWaiting is waiting.Len(), kept here so the per-step checks make
+	// no call through the policy's interface.
+	numWaiting int
+	policy     Policy
+	arrivals   int64
+	scratch    []int32
 }
 
 // NewScheduler returns an empty scheduler over a fresh block pool.
 func NewScheduler(cfg Config) *Scheduler {
-	return &Scheduler{cfg: cfg, Pool: NewBlockPool(cfg.NumBlocks, cfg.BlockSize, cfg.EnablePrefixCaching)}
+	p := cfg.Policy
+	if p == nil {
+		p = FCFS
+	}
+	return &Scheduler{cfg: cfg, Pool: NewBlockPool(cfg.NumBlocks, cfg.BlockSize, cfg.EnablePrefixCaching),
+		policy: p, waiting: p.NewQueue()}
 }
 
 // Config returns the scheduler's configuration.
 func (s *Scheduler) Config() Config { return s.cfg }
 
-// Add queues a new request at the back of the waiting queue.
+// Add queues a new request in the waiting queue (FCFS: at the back) and
+// stamps its arrival order.
 func (s *Scheduler) Add(r *Request) {
 	r.Status = Waiting
-	s.waiting.pushBack(r)
+	r.Arrival = s.arrivals
+	s.arrivals++
+	s.waiting.Push(r)
+	s.numWaiting++
 }
 
 // NumRunning and NumWaiting are the queue lengths.
 func (s *Scheduler) NumRunning() int { return len(s.running) }
 
 // NumWaiting is the number of waiting (including preempted) requests.
-func (s *Scheduler) NumWaiting() int { return s.waiting.len() }
+func (s *Scheduler) NumWaiting() int { return s.numWaiting }
 
 // HasWork reports whether a step would schedule anything.
-func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || s.waiting.len() > 0 }
+func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || s.numWaiting > 0 }
 
 // Schedule fills out with the next step: running requests first in
-// admission order (preempting the last running request by recompute when
-// KV blocks run out), then, if nothing was preempted, waiting requests in
-// FCFS order while max_num_seqs and the token budget allow.
+// admission order (preempting the policy's victim by recompute when KV
+// blocks run out: FCFS the last running request), then, if nothing was
+// preempted, waiting requests in the policy's order while max_num_seqs and
+// the token budget allow.
 func (s *Scheduler) Schedule(out *Step) {
 	*out = Step{Items: out.Items[:0]}
 	budget := s.cfg.MaxNumBatchedTokens
@@ -89,16 +106,20 @@ func (s *Scheduler) Schedule(out *Step) {
 		if n <= 0 {
 			continue
 		}
-		if !s.makeRoom(out, r, n) {
-			break
+		if !s.allocate(r, r.NumComputed, n, nil) {
+			ok, at, back := s.makeRoom(out, r, n, i)
+			i, budget = at, budget+back
+			if !ok {
+				break
+			}
 		}
 		s.emit(out, r, n)
 		budget -= n
 	}
 	preempted := out.NumPreempted > 0
 	if !preempted {
-		for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
-			r := s.waiting.front()
+		for s.numWaiting > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
+			r := s.waiting.Peek()
 			var hit []int32
 			if r.NumComputed == 0 {
 				hit = s.computedBlocks(r)
@@ -112,7 +133,8 @@ func (s *Scheduler) Schedule(out *Step) {
 			if n <= 0 || !s.allocate(r, computed, n, hit) {
 				break
 			}
-			s.waiting.popFront()
+			s.waiting.Pop()
+			s.numWaiting--
 			r.NumComputed = computed
 			if !r.admitted {
 				r.admitted = true
@@ -124,9 +146,18 @@ func (s *Scheduler) Schedule(out *Step) {
 			budget -= n
 		}
 	}
+	if len(out.Items) == 0 && preempted {
+		// Every request to schedule was preempted (the victim may be the
+		// request asking): vLLM runs the empty step and schedules again
+		// at once; the step that runs carries the preemptions.
+		n := out.NumPreempted
+		s.Schedule(out)
+		out.NumPreempted += n
+		return
+	}
 	out.KVBlocksUsed = s.Pool.NumUsed()
 	out.NumRunning = len(s.running)
-	out.NumWaiting = s.waiting.len()
+	out.NumWaiting = s.numWaiting
 }
 
 // decodes is Schedule's running loop from index i for requests taking a
@@ -175,20 +206,66 @@ func (s *Scheduler) decodes(out *Step, i, budget int) (int, int) {
 	return i, budget
 }
 
-// makeRoom allocates KV blocks for r's n new tokens, preempting running
-// requests from the back (counted in out) until they fit. It reports
-// false when r itself was preempted.
-func (s *Scheduler) makeRoom(out *Step, r *Request, n int) bool {
-	for !s.allocate(r, r.NumComputed, n, nil) {
-		victim := s.running[len(s.running)-1]
-		s.running = s.running[:len(s.running)-1]
+// makeRoom allocates KV blocks for r (running[i]) and its n new tokens,
+// which did not fit the free pool, preempting the policy's victims
+// (counted in out) until they fit (kv_cache_manager.allocate_slots in
+// scheduler.py's `while True` loop). It
+// reports false when r itself was preempted, and returns r's index in
+// the running list after the removals and the tokens that victims
+// already scheduled in this step gave back to the budget.
+//
+// As vLLM's schedule loop, a victim before r that was scheduled in this
+// step leaves the step (its tokens return to the budget) and the index
+// steps back one; a victim before r that was skipped this step (in
+// flight, or its last token already scheduled) leaves the index as it
+// is, so the request after r is skipped in this step as in vLLM, where
+// req_index -= 1 sits inside `if preempted_req in scheduled_running_reqs`.
+// FCFS's victim is the last running request, never before r.
+func (s *Scheduler) makeRoom(out *Step, r *Request, n, i int) (ok bool, idx, back int) {
+	for {
+		v := s.policy.Victim(s.running)
+		victim := s.running[v]
+		s.running = slices.Delete(s.running, v, v+1)
+		if v < i {
+			if k := s.unschedule(out, victim); k > 0 {
+				back += k
+				i--
+			}
+		}
 		s.preempt(victim)
 		out.NumPreempted++
 		if victim == r {
-			return false
+			return false, i, back
+		}
+		if s.allocate(r, r.NumComputed, n, nil) {
+			return true, i, back
 		}
 	}
-	return true
+}
+
+// unschedule takes r's item out of the step (r is being preempted) and
+// returns the tokens it had; 0 when r was not in the step.
+func (s *Scheduler) unschedule(out *Step, r *Request) int {
+	for k := len(out.Items) - 1; k >= 0; k-- {
+		it := out.Items[k]
+		if it.Req != r {
+			continue
+		}
+		out.Items = slices.Delete(out.Items, k, k+1)
+		out.NumTokens -= it.NumNew
+		if it.Decode {
+			out.NumDecode--
+			out.DecodeCtxSum -= int64(it.Computed + 1)
+		} else {
+			out.NumPrefill -= it.NumNew
+			out.PrefillReqs--
+		}
+		if it.Samples {
+			out.NumSampled--
+		}
+		return it.NumNew
+	}
+	return 0
 }
 
 // newTokens is how many tokens r may compute this step, given computed
@@ -328,7 +405,8 @@ func (s *Scheduler) preempt(r *Request) {
 	r.ExternalTokens = 0
 	r.Preemptions++
 	r.Status = Preempted
-	s.waiting.pushFront(r)
+	s.waiting.Prepend(r)
+	s.numWaiting++
 }
 
 func (s *Scheduler) freeBlocks(r *Request) {
@@ -415,7 +493,8 @@ func (s *Scheduler) Abort(r *Request) bool {
 		return true
 	case Waiting, Preempted:
 		r.Status = Aborted
-		s.waiting.remove(r)
+		s.waiting.Remove(r)
+		s.numWaiting--
 		s.freeBlocks(r)
 		return true
 	}
