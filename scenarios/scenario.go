@@ -65,6 +65,10 @@ type Deployment struct {
 	// All2AllBackend is VLLM_ALL2ALL_BACKEND for MoE dispatch/combine:
 	// allgather_reducescatter (default) | deepep | pplx.
 	All2AllBackend string `yaml:"all2all_backend"`
+	// SchedulingPolicy is --scheduling-policy: the engine core's order of
+	// admission and choice of preemption victim, fcfs (vLLM's default,
+	// "" = fcfs) or priority; sim/engine registers the names.
+	SchedulingPolicy string `yaml:"scheduling_policy"`
 	// MoEDistribution is the expert routing priced: balanced (default),
 	// power_law_1.01 or power_law_1.2 (skewed; the slowest rank sets the
 	// layer time), as in the MoE tables.
@@ -99,6 +103,9 @@ type Workload struct {
 	SharedPrefix *SharedPrefix `yaml:"shared_prefix"`
 	Trace        *TraceData    `yaml:"trace"`
 	Arrivals     Arrivals      `yaml:"arrivals"`
+	// Classes is a mix of request classes (priorities and, for the random
+	// dataset, lengths); nil = one class of priority 0.
+	Classes []RequestClass `yaml:"classes"`
 }
 
 // RandomData is `vllm bench serve --dataset-name random`.

@@ -181,6 +181,9 @@ func (w *Workload) Validate() error {
 	default:
 		return fmt.Errorf("workload.dataset: must be one of %s, got %q", strings.Join(Datasets, ", "), w.Dataset)
 	}
+	if err := w.validateClasses(); err != nil {
+		return err
+	}
 	return w.Arrivals.Validate()
 }
 

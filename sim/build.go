@@ -34,6 +34,8 @@ type Deployment struct {
 	// APIServers is the API server processes per instance
 	// (--api-server-count; vLLM's default is the DP size).
 	APIServers int
+	// SchedulingPolicy names Engine.Policy (--scheduling-policy).
+	SchedulingPolicy string
 	// tmpl holds the predictor's table-derived grids, built once; nil
 	// when they do not build (NewSim then reports New's error).
 	tmpl *predictor.Template
@@ -130,6 +132,9 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 	if st.Plan, err = workload.Build(&sc.Workload, sc.Resolve); err != nil {
 		return nil, err
 	}
+	if err := st.checkPriorities(); err != nil {
+		return nil, err
+	}
 	a := sc.Workload.Arrivals
 	if a.MaxConcurrency != nil {
 		st.Client.MaxConcurrency = *a.MaxConcurrency
@@ -209,6 +214,9 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		MaxNumSeqs: d.MaxNumSeqs, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxModelLen: d.MaxModelLen,
 		LongPrefillTokenThreshold: d.LongPrefillTokenThreshold, BlockSize: d.BlockSize,
 		EnablePrefixCaching: d.PrefixCaching(),
+	}
+	if out.SchedulingPolicy, eng.Policy, err = schedulingPolicy(d, path); err != nil {
+		return nil, err
 	}
 	if eng.MaxNumSeqs == 0 {
 		eng.MaxNumSeqs = scenarios.DefaultMaxNumSeqs

@@ -33,6 +33,10 @@ type RequestRecord struct {
 	// decode instance (-1 co-located); PrefillEngine is the prefill core.
 	TransferDoneNs int64
 	PrefillEngine  int
+	// Priority is the request's priority and Class its index in
+	// Result.Classes (0 when the workload has no classes).
+	Priority int
+	Class    int
 }
 
 // TTFTNs is time to first token, ns (-1 if none).

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"frontier/predictor"
+	"frontier/sim/workload"
 )
 
 // Result is a finished simulation.
@@ -18,10 +19,13 @@ type Result struct {
 	// Growth is DetectGrowth's verdict on the run, set by Diagnose for a
 	// finite request rate (zero otherwise).
 	Growth Growth
+	// Classes are the workload's request classes (RequestRecord.Class
+	// indexes them); nil when it has none.
+	Classes []workload.Class
 }
 
 func (s *Sim) result() *Result {
-	res := &Result{ITL: s.itl, EndNs: s.now}
+	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes}
 	res.Requests = make([]RequestRecord, len(s.records))
 	for _, r := range s.records {
 		res.Requests[r.out.ID] = r.out

@@ -194,7 +194,8 @@ func (s *Sim) newRecord(p workload.Request) *record {
 		r.phase = phasePrefill
 		r.req.MaxTokens, r.req.HoldKV = 1, true
 	}
-	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1}
+	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1,
+		Priority: p.Priority, Class: p.Class}
 	s.records = append(s.records, r)
 	return r
 }
@@ -205,7 +206,7 @@ func engineRequest(p *workload.Request) engine.Request {
 	return engine.Request{
 		ID: p.ID, PromptTokens: p.PromptTokens, MaxTokens: p.OutputTokens,
 		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
-		Segments: p.Segments, OutputKey: p.OutputKey, ReusedTokens: p.ReusedTokens,
+		Segments: p.Segments, OutputKey: p.OutputKey, ReusedTokens: p.ReusedTokens, Priority: p.Priority,
 	}
 }
 

@@ -44,6 +44,7 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		line(role, desc)
 		line("  KV cache per engine:", fmt.Sprintf("%d blocks (%d tokens)", d.Memory.NumBlocks, d.Memory.MaxTokens(d.Engine.BlockSize)))
 	}
+	policyLines(line, st)
 	line("Request rate:", describeRate(sc))
 	if res.Growth.Growing {
 		line("Load:", "overloaded, the queue still grew at the last send (see the note)")
@@ -88,6 +89,7 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		fmt.Fprintln(w, center("Per stage", '-'))
 		fmt.Fprint(w, stages)
 	}
+	printClasses(w, res, s)
 	fmt.Fprintln(w, strings.Repeat("=", 50))
 }
 
@@ -225,6 +227,7 @@ func resultObject(date any, rf resultFlags, sc *scenarios.Scenario, st *sim.Setu
 			"notes":                res.Notes,
 		},
 	}
+	policyJSON(out["frontier"].(map[string]any), st, res, s)
 	for k, v := range s.Latencies {
 		if !math.IsNaN(v) {
 			out[k] = v

@@ -50,6 +50,7 @@ type simFlags struct {
 	saveDetailed                   bool
 	percentiles, percentileMetrics string
 	quiet                          bool
+	policy                         policyFlags
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -139,6 +140,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.saveDetailed, "save-detailed", false, "not written: per-request detail is --requests-csv FILE")
 	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	addPolicyFlags(fl, &f.policy)
 	return cmd, f
 }
 
@@ -202,6 +204,7 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 	} else {
 		applyDeployment(sc.Deployment, f, set)
 	}
+	applyPolicyFlags(sc, &f.policy, set)
 	if err := applyWorkload(&sc.Workload, f, set); err != nil {
 		return nil, err
 	}
@@ -212,7 +215,8 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 var deploymentFlags = []string{"model", "dtype", "tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size",
 	"enable-expert-parallel", "no-enable-expert-parallel", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization",
 	"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "long-prefill-token-threshold", "enforce-eager",
-	"kv-cache-dtype", "num-gpu-blocks-override", "cuda-graph-sizes", "async-scheduling", "no-async-scheduling", "api-server-count"}
+	"kv-cache-dtype", "num-gpu-blocks-override", "cuda-graph-sizes", "async-scheduling", "no-async-scheduling", "api-server-count",
+	"scheduling-policy"}
 
 func setFlags(set func(string) bool, names []string) []string {
 	var out []string

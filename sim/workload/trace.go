@@ -26,12 +26,14 @@ const (
 )
 
 // traceColumns lists the columns a trace may have, for messages.
-const traceColumns = "arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens][, session_id, turn, think_s]"
+const traceColumns = "arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens][, session_id, turn, think_s][, priority]"
 
 // ReadTrace reads a request trace CSV with a header row and columns
 // arrival_s (seconds from the start), prompt_tokens, output_tokens, and
-// optionally prefix_group (any label; equal labels share a prefix) and
-// prefix_tokens (how many leading prompt tokens the group shares).
+// optionally prefix_group (any label; equal labels share a prefix),
+// prefix_tokens (how many leading prompt tokens the group shares) and
+// priority (an integer; lower is served first under --scheduling-policy
+// priority).
 //
 // Session rows also have session_id (any label but empty or 0), turn
 // (1, 2, … within the session, each once) and, after the first turn,
@@ -153,6 +155,9 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 		return row, fmt.Errorf("output_tokens: must be an integer in [1, %d], got %q", maxTraceTokens, get("output_tokens"))
 	}
 	row.req = Request{ID: id, At: int64(math.Round(at * 1e9)), PromptTokens: p, OutputTokens: o, ContentKey: uniqueKey(id), UniquePrompt: true, Turn: turn}
+	if row.req.Priority, err = parsePriority(get("priority")); err != nil {
+		return row, err
+	}
 	if g := get("prefix_group"); g != "" {
 		pt, err := strconv.Atoi(get("prefix_tokens"))
 		if err != nil || pt < 0 || pt > p {

@@ -64,7 +64,7 @@ func TestParseTraceErrors(t *testing.T) {
 	const h = "arrival_s,prompt_tokens,output_tokens\n"
 	const hg = "arrival_s,prompt_tokens,output_tokens,prefix_group,prefix_tokens\n"
 	cases := []struct{ name, csv, want string }{
-		{"empty file", "", `trace t.csv: empty file (want a header row: arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens][, session_id, turn, think_s])`},
+		{"empty file", "", `trace t.csv: empty file (want a header row: arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens][, session_id, turn, think_s][, priority])`},
 		{"header only", h, "trace t.csv: no requests"},
 		{"missing column", "arrival_s,prompt_tokens\n0,10\n", `trace t.csv: missing column "output_tokens"`},
 		{"bad arrival", h + "0,10,5\nsoon,10,5\n", `trace t.csv line 3: arrival_s: must be a decimal number of seconds in [0, 1e+08], got "soon"`},

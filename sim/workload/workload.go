@@ -51,6 +51,11 @@ type Request struct {
 	ClosedLoop bool
 	ThinkNs    int64
 	Next       int
+	// Priority is the request's priority (vLLM's "priority" request field;
+	// lower is served first under --scheduling-policy priority), and Class
+	// its index in Plan.Classes (0 when the plan has none).
+	Priority int
+	Class    int
 }
 
 // Stage is a group of requests sent together. The next stage starts
@@ -64,6 +69,10 @@ type Stage struct {
 // Plan is the whole client workload.
 type Plan struct {
 	Stages []Stage
+	// Classes are the request classes (workload.classes, or one per
+	// distinct value of a trace's priority column); nil when the workload
+	// has none.
+	Classes []Class
 }
 
 // NumRequests counts the planned requests.
@@ -85,15 +94,18 @@ func Build(w *scenarios.Workload, resolve func(string) string) (*Plan, error) {
 	switch w.Dataset {
 	case "random":
 		reqs := randomDataset(w.Random, rng)
-		return planArrivals(reqs, &w.Arrivals, rng)
+		mixClasses(reqs, w)
+		plan, err := planArrivals(reqs, &w.Arrivals, rng)
+		return withClasses(plan, w), err
 	case "shared_prefix":
-		return sharedPrefix(w.SharedPrefix, &w.Arrivals, rng)
+		plan, err := sharedPrefix(w.SharedPrefix, &w.Arrivals, rng, func(prompts []Request) { mixClasses(prompts, w) })
+		return withClasses(plan, w), err
 	case "trace":
 		reqs, err := ReadTrace(resolve(w.Trace.Path))
 		if err != nil {
 			return nil, err
 		}
-		return &Plan{Stages: []Stage{{Requests: reqs}}}, nil
+		return &Plan{Stages: []Stage{{Requests: reqs}}, Classes: traceClasses(reqs)}, nil
 	}
 	return nil, fmt.Errorf("workload.dataset: unknown %q", w.Dataset)
 }
@@ -214,7 +226,7 @@ func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) (*Plan,
 // the prefix cache in full. prompt_len, when given, is the measured prompt
 // length (system + question + template); the template tokens are counted
 // in the unique part.
-func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Rand) (*Plan, error) {
+func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Rand, mix func([]Request)) (*Plan, error) {
 	n := p.NumGroups * p.NumPromptsPerGroup
 	promptLen := p.PromptLen
 	if promptLen == 0 {
@@ -232,6 +244,7 @@ func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Ra
 		}
 	}
 	rng.Shuffle(n, func(i, j int) { prompts[i], prompts[j] = prompts[j], prompts[i] })
+	mix(prompts)
 	if len(a.Stages) > 0 {
 		return stagePlan(prompts, a.Stages, rng)
 	}
