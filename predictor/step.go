@@ -43,6 +43,7 @@ type Predictor struct {
 	moe      *MoE
 	comm     *Comm
 	moeComm  *Comm // collectives over the MoE group (TP × DP ranks)
+	elem     *Elementwise
 	moeGroup int
 	layers   int // layers on this pipeline stage
 	// per-rank shapes
@@ -51,6 +52,7 @@ type Predictor struct {
 	dense  []float64 // per-layer token-dependent time (ms) by padded tokens, graph
 	denseE []float64 // same, eager
 	head   []float64 // LM head + sampler (ms) by logits rows
+	ends   []float64 // embedding + final norm (ms) by padded tokens
 	decode map[[2]int32]float64
 	// decodeHot holds decode entries direct-mapped by key in front of the
 	// map (same values): consecutive steps mostly repeat or revisit a key,
@@ -91,6 +93,7 @@ func New(cfg Config) (*Predictor, error) {
 		}
 	}
 	p.comm = NewComm(cfg.Tables.Comm, cfg.TP)
+	p.elem = NewElementwise(cfg.Tables.Ops, cfg.Hardware.MemBandwidth)
 	return p, nil
 }
 
@@ -137,7 +140,7 @@ func (p *Predictor) Config() Config { return p.cfg }
 // Coverage sums lookups and extrapolations over every operator family.
 func (p *Predictor) Coverage() Coverage {
 	var c Coverage
-	covs := []*Coverage{&p.gemm.Cov, &p.attn.Cov, &p.comm.Cov}
+	covs := []*Coverage{&p.gemm.Cov, &p.attn.Cov, &p.comm.Cov, &p.elem.Cov}
 	if p.moeComm != nil {
 		covs = append(covs, &p.moeComm.Cov)
 	}
@@ -161,7 +164,9 @@ func (p *Predictor) AllNotes() []string {
 
 // layerDenseMs is one layer's token-count-dependent work at t tokens
 // (norms, QKV/O/MLP or MoE GEMMs, rotary, activation, TP all-reduces),
-// milliseconds, memoized by t.
+// milliseconds, memoized by t. The norms, rotary and SiLU-and-mul are
+// priced by Elementwise: from the ops table where it measured them
+// (h200-sxm's defaults), else by the bytes they move.
 func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
 	memo := &p.dense
 	if !graph {
@@ -171,13 +176,11 @@ func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
 		return (*memo)[t]
 	}
 	m := p.cfg.Model
-	bw := p.cfg.Hardware.MemBandwidth
 	h := m.HiddenSize
-	ft := float64(t)
 	ms := 0.0
-	ms += 2 * memBoundMs(ft*float64(h)*2*3, bw) // input + post-attention fused add-RMSNorm
+	ms += 2 * p.elem.Ms("rmsnorm", t, h) // input + post-attention fused add-RMSNorm
 	ms += p.gemm.Ms(t, p.qkvN, h)
-	ms += memBoundMs(ft*float64((p.heads+p.kvHeads)*m.HeadDim)*2*2, bw) // rotary
+	ms += p.elem.Ms("rotary", t, (p.heads+p.kvHeads)*m.HeadDim) // q and k of this rank
 	ms += p.gemm.Ms(t, h, p.oK)
 	if m.IsMoE() {
 		ms += p.gemm.Ms(t, m.NumExperts, h) // router
@@ -185,7 +188,7 @@ func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
 		ms += p.dispatchMs(t)
 	} else {
 		ms += p.gemm.Ms(t, p.upN, h)
-		ms += memBoundMs(ft*float64(p.upN)*2*1.5, bw) // SiLU-and-mul: read 2I, write I
+		ms += p.elem.Ms("silu_and_mul", t, p.downK) // read 2I/TP, write I/TP
 		ms += p.gemm.Ms(t, h, p.downK)
 	}
 	if p.cfg.TP > 1 {
@@ -284,9 +287,11 @@ func (p *Predictor) prefillAttnMs(c Chunk) float64 {
 // DeviceMs is the step's GPU time, milliseconds: layers × (dense work at
 // the padded token count + attention on the real requests), plus
 // embedding, final norm, LM head on the logits rows and the sampler.
+// The final norm is vLLM's fused residual add + RMSNorm, priced from the
+// ops table's rmsnorm rows where measured; without rows it keeps the
+// bytes of a plain RMSNorm (read and write tokens × hidden bf16), the
+// formula the committed H100 host fit was made with.
 func (p *Predictor) DeviceMs(b *Batch) float64 {
-	m := p.cfg.Model
-	bw := p.cfg.Hardware.MemBandwidth
 	t := b.PaddedTokens
 	if t < b.NumTokens {
 		t = b.NumTokens
@@ -297,17 +302,40 @@ func (p *Predictor) DeviceMs(b *Batch) float64 {
 		attn += p.prefillAttnMs(c)
 	}
 	ms := float64(p.layers) * (perLayer + attn)
-	ms += memBoundMs(float64(t)*float64(m.HiddenSize)*2*2, bw) // embedding gather
-	ms += memBoundMs(float64(t)*float64(m.HiddenSize)*2*2, bw) // final norm
+	ms += p.endsMs(t)
 	if rows := b.NumRequests; rows > 0 {
 		ms += p.headMs(rows)
 	}
 	return ms
 }
 
+// endsMs is the embedding gather and the final norm at t tokens,
+// milliseconds, memoized by t.
+func (p *Predictor) endsMs(t int) float64 {
+	if t < len(p.ends) && p.ends[t] > 0 {
+		return p.ends[t]
+	}
+	h := p.cfg.Model.HiddenSize
+	ms := p.elem.Ms("embedding", t, h)
+	if p.elem.Measured("rmsnorm") {
+		ms += p.elem.Ms("rmsnorm", t, h)
+	} else {
+		ms += memBoundMs(float64(t)*float64(h)*2*2, p.cfg.Hardware.MemBandwidth)
+	}
+	if t < 1<<16 {
+		for len(p.ends) <= t {
+			p.ends = append(p.ends, 0)
+		}
+		p.ends[t] = ms
+	}
+	return ms
+}
+
 // headMs is the LM head GEMM on rows logits rows (vocab-parallel under TP,
-// then an all-gather) plus the sampler (softmax/argmax over fp32 logits,
-// read twice), milliseconds, memoized by rows.
+// then an all-gather) plus the sampler over the full vocabulary
+// (Elementwise "sampler": vLLM's random sampler, temperature, softmax and
+// the exponential race, from the ops table where measured, else fp32
+// logits read twice), milliseconds, memoized by rows.
 func (p *Predictor) headMs(rows int) float64 {
 	if rows < len(p.head) && p.head[rows] > 0 {
 		return p.head[rows]
@@ -317,7 +345,7 @@ func (p *Predictor) headMs(rows int) float64 {
 	if p.cfg.TP > 1 {
 		ms += p.comm.Ms("all_gather", "nccl", int64(rows)*int64(p.vocabN), p.cfg.Hardware.IntraNodeBW)
 	}
-	ms += memBoundMs(float64(rows)*float64(m.VocabSize)*4*2, p.cfg.Hardware.MemBandwidth)
+	ms += p.elem.Ms("sampler", rows, m.VocabSize)
 	if rows < 1<<16 {
 		for len(p.head) <= rows {
 			p.head = append(p.head, 0)

@@ -58,6 +58,9 @@ func (t *Template) New(cfg Config) (*Predictor, error) {
 	p.gemm = &g
 	p.attn = &Attention{prefill: src.attn.prefill, decode: src.attn.decode}
 	p.comm = freshComm(src.comm)
+	e := *src.elem
+	e.Cov = Coverage{}
+	p.elem = &e
 	p.moeComm = freshComm(src.moeComm)
 	if src.moe != nil {
 		m := *src.moe

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scaledTable copies the table file src into a new folder with every
+// latency column multiplied by factor, and returns the folder.
+func scaledTable(t *testing.T, src string, factor float64) string {
+	t.Helper()
+	f, err := os.Open(src)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	require.NoError(t, err)
+	for j, h := range rows[0] {
+		if h != "latency" && h != "eager_latency" {
+			continue
+		}
+		for _, r := range rows[1:] {
+			v, err := strconv.ParseFloat(r[j], 64)
+			require.NoError(t, err)
+			r[j] = strconv.FormatFloat(v*factor, 'g', -1, 64)
+		}
+	}
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, filepath.Base(src)))
+	require.NoError(t, err)
+	w := csv.NewWriter(out)
+	require.NoError(t, w.WriteAll(rows))
+	require.NoError(t, out.Close())
+	return dir
+}
+
+// summaryFloat reads a number line of the printed summary.
+func summaryFloat(t *testing.T, out, label string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(regexp.QuoteMeta(label) + `\s+([-0-9.e+]+)`).FindStringSubmatch(out)
+	require.NotNil(t, m, "no %q in:\n%s", label, out)
+	v, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	return v
+}
+
+// Defect 1: multiplying every latency of the collector's ops table by 1000
+// and passing it with --profile-dir changes the run (it changed nothing
+// while the tables were announced but unused).
+func TestProfileDirOpsTableChangesTheRun(t *testing.T) {
+	dir := scaledTable(t, "../../profiles/measured/h200-sxm/ops_perf.csv", 1000)
+	out, stderr, err := run(t, withTiny()...)
+	require.NoError(t, err, stderr)
+	slowOut, stderr, err := run(t, withTiny("--profile-dir", dir)...)
+	require.NoError(t, err, stderr)
+	tpot, slow := summaryFloat(t, out, "Mean TPOT (ms):"), summaryFloat(t, slowOut, "Mean TPOT (ms):")
+	// 32 layers × 4 small ops + 3 per step, each ≥ 2 µs measured: ×1000
+	// adds far more than 100 ms to every decode step.
+	assert.Greater(t, slow, tpot+100, "TPOT %.2f ms with the ×1000 ops table vs %.2f ms", slow, tpot)
+}
