@@ -59,8 +59,10 @@ type headKey struct{ h, kv int64 }
 // shape with the same heads-per-kv-head ratio and the largest kv heads
 // ≤ ours, folding the missing kv heads into the context length: a decode
 // reading kv heads × context tokens of KV costs what the measured shape
-// costs on the same bytes. Prefill substitutes by scaling linearly in query
-// heads (FLOPs). Substitutions are recorded in Notes.
+// costs on the same bytes. Without a shape of our ratio (a 21/3-head
+// model), the shape of the nearest ratio is folded the same way
+// (nearestRatio). Prefill substitutes by scaling linearly in query heads
+// (FLOPs). Substitutions are recorded in Notes, decode and prefill alike.
 type Attention struct {
 	prefill map[headKey]grid2
 	decode  map[headKey]grid2
@@ -153,8 +155,9 @@ func (a *Attention) decodeShape(h, kv int) (headKey, float64) {
 	}
 	k, fold, ok := choose(a.decode, int64(h), int64(kv))
 	if !ok {
-		// No shape with this ratio: scale the nearest-ratio kv=our kv by bytes.
-		k, fold = a.anyKV(a.decode, int64(kv))
+		k, fold = nearestRatio(a.decode, int64(h), int64(kv))
+		a.noteOnce(fmt.Sprintf("decode attention %d/%d heads: no table rows with %g query heads per kv head; priced as %d/%d (the nearest ratio, %d) with context × %.3g (bytes-read rule)",
+			h, kv, float64(h)/float64(kv), k.h, k.kv, k.h/k.kv, fold))
 	} else if fold != 1 {
 		a.noteOnce(fmt.Sprintf("decode attention %d/%d heads: no table rows; priced as %d/%d with context × %.3g (bytes-read rule)", h, kv, k.h, k.kv, fold))
 	}
@@ -186,7 +189,7 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 	}
 	scale := 1.0
 	if !ok {
-		k, _ = a.anyKV(a.prefill, int64(kv))
+		k, _ = nearestRatio(a.prefill, int64(h), int64(kv))
 	}
 	if k.h != int64(h) {
 		scale = float64(h) / float64(k.h)
@@ -197,16 +200,39 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 	return y * scale
 }
 
-// anyKV returns the table shape with the most query heads per kv head
-// closest to kv, folding by kv ratio.
-func (a *Attention) anyKV(m map[headKey]grid2, kv int64) (headKey, float64) {
+// nearestRatio is the table shape for h/kv heads when no shape has our
+// heads-per-kv-head ratio: the shape whose ratio is nearest ours (by ratio
+// of ratios, so 8 is nearer 7 than 6 is; a tie goes to the larger ratio),
+// and among that ratio's shapes the one choose takes (the largest kv ≤
+// ours, else the smallest), with the fold factor kv/kv'. Every step of
+// the choice is a total order on the table's shapes, so the result does
+// not depend on map iteration order (it did: a 21/3-head model priced
+// decode as 64/2 or 64/4 from run to run).
+func nearestRatio(m map[headKey]grid2, h, kv int64) (headKey, float64) {
+	ours := float64(h) / float64(kv)
+	dist := func(c headKey) float64 {
+		r := float64(c.h) / float64(c.kv) / ours
+		if r < 1 {
+			r = 1 / r
+		}
+		return r
+	}
 	var best headKey
 	for c := range m {
-		if best.kv == 0 || abs64(c.kv-kv) < abs64(best.kv-kv) || (c.kv == best.kv && c.h > best.h) {
+		if best.kv == 0 {
+			best = c
+			continue
+		}
+		dc, db := dist(c), dist(best)
+		if dc < db || (dc == db && c.h*best.kv > best.h*c.kv) {
 			best = c
 		}
 	}
-	return best, float64(kv) / float64(best.kv)
+	k, fold, _ := choose(m, best.h/best.kv*kv, kv)
+	if best.h%best.kv != 0 {
+		k, fold = best, float64(kv)/float64(best.kv)
+	}
+	return k, fold
 }
 
 func (a *Attention) noteOnce(s string) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -63,4 +64,29 @@ func TestProfileDirOpsTableChangesTheRun(t *testing.T) {
 	// 32 layers × 4 small ops + 3 per step, each ≥ 2 µs measured: ×1000
 	// adds far more than 100 ms to every decode step.
 	assert.Greater(t, slow, tpot+100, "TPOT %.2f ms with the ×1000 ops table vs %.2f ms", slow, tpot)
+}
+
+// Defect 4: a 21/3-head model gives the same summary on every run and its
+// notes name both attention substitutions.
+func TestOddHeadModelRepeats(t *testing.T) {
+	data, err := os.ReadFile("../../profiles/models/llama-3.1-8b-instruct/config.json")
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(data, &cfg))
+	cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["hidden_size"] = 21, 3, 128, 21*128
+	data, err = json.Marshal(cfg)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	var first string
+	for i := range 4 {
+		out, stderr, err := run(t, withTiny("--model", path)...)
+		require.NoError(t, err, stderr)
+		assert.Contains(t, stderr, "note: decode attention 21/3 heads: no table rows with 7 query heads per kv head; priced as 16/2 (the nearest ratio, 8) with context × 1.5 (bytes-read rule)")
+		assert.Contains(t, stderr, "note: prefill attention 21/3 heads: no table rows; priced from 16/16 × 1.31 (FLOPs rule)")
+		if i == 0 {
+			first = out
+		}
+		assert.Equal(t, first, out, "run %d", i)
+	}
 }
