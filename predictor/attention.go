@@ -64,10 +64,14 @@ type headKey struct{ h, kv int64 }
 // (nearestRatio). Prefill substitutes by scaling linearly in query heads
 // (FLOPs). Substitutions are recorded in Notes, decode and prefill alike.
 type Attention struct {
-	prefill map[headKey]grid2
-	decode  map[headKey]grid2
-	Notes   []string
-	Cov     Coverage
+	// PeakFLOPS is the chip's dense bf16 peak, FLOP/s (0 = no floor):
+	// PrefillMs never prices attention faster than its FLOPs at this rate.
+	PeakFLOPS float64
+	headDim   int
+	prefill   map[headKey]grid2
+	decode    map[headKey]grid2
+	Notes     []string
+	Cov       Coverage
 	// shape caches DecodeMs's choice of table shape for the last heads
 	// asked (a predictor always asks the same): choose walks the table's
 	// shapes, and the substitution note only needs noting once.
@@ -82,7 +86,7 @@ type Attention struct {
 // NewAttention builds attention predictors for head_dim and the kv cache
 // dtype (bfloat16 or fp8), from bf16 attention rows.
 func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, error) {
-	a := &Attention{prefill: map[headKey]grid2{}, decode: map[headKey]grid2{}}
+	a := &Attention{headDim: headDim, prefill: map[headKey]grid2{}, decode: map[headKey]grid2{}}
 	build := func(rows []profiles.AttnRow, x func(profiles.AttnRow) int64, dst map[headKey]grid2) {
 		pts := map[headKey]map[float64][][2]float64{}
 		for _, r := range rows {
@@ -101,6 +105,14 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 		}
 	}
 	build(t.ContextAttn, func(r profiles.AttnRow) int64 { return r.ISL }, a.prefill)
+	// Longer prompts are not less efficient per query-key pair (see
+	// monotoneCost): so a one-shot prefill is never priced above the same
+	// work in chunks for noise in the table.
+	for _, g := range a.prefill {
+		for _, row := range g.rows {
+			monotoneCost(row.x.v, row.y, func(l float64) float64 { return CausalPairs(l, 0) })
+		}
+	}
 	// Decode context = step + offset (aiconfigurator's step is the KV
 	// length minus one; our collector's is the KV length).
 	build(t.GenerationAttn, func(r profiles.AttnRow) int64 { return r.Step + int64(t.DecodeContextOffset) }, a.decode)
@@ -166,18 +178,24 @@ func (a *Attention) decodeShape(h, kv int) (headKey, float64) {
 }
 
 // PrefillMs is the prefill attention latency, milliseconds, of one chunk
-// of q new tokens after prefix cached tokens. Rule for a prefix (the
-// imported tables have none): causal attention work is q·(q + 2·prefix)/2
-// query-key pairs, priced as a prefix-free prompt with the same work,
-// isl = √(q·(q + 2·prefix)).
+// of q new tokens after prefix cached tokens, h query and kv key/value
+// heads on this rank.
+//
+// Rule: causal attention of a chunk of c tokens after p cached ones
+// computes CausalPairs(c, p) = c·(p + (c+1)/2) query-key pairs per head
+// (each new token attends to the prefix and to itself and the new tokens
+// before it). The tables measure prefix-free prompts, whose work is
+// CausalPairs(L, 0) = L(L+1)/2, so a chunk is priced as the prefix-free
+// prompt of the same work, L = EquivalentPromptLen(c, p), interpolated
+// log-log over the batch-1 row. Beyond the row's longest prompt Lmax the
+// latency scales with the work: y(Lmax) · CausalPairs(c, p) /
+// CausalPairs(Lmax, 0), counted as extrapolated (attention at these
+// lengths is compute-bound, its FLOPs are 4 · head_dim · heads · pairs).
 func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 	if q <= 0 {
 		return 0
 	}
-	isl := float64(q)
-	if prefix > 0 {
-		isl = math.Sqrt(float64(q) * float64(q+2*prefix))
-	}
+	isl := EquivalentPromptLen(q, prefix)
 	// Prefill attention is compute-bound: its cost follows the query
 	// heads, and GQA only shrinks the KV read. The multi-head row with the
 	// same query heads is used when present: the imported H200 GQA prefill
@@ -195,9 +213,46 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 		scale = float64(h) / float64(k.h)
 		a.noteOnce(fmt.Sprintf("prefill attention %d/%d heads: no table rows; priced from %d/%d × %.3g (FLOPs rule)", h, kv, k.h, k.kv, scale))
 	}
-	y, out := a.prefill[k].at(1, isl)
+	g := a.prefill[k]
+	var y float64
+	var out bool
+	if longest := g.rows[0].x.v[len(g.rows[0].x.v)-1]; isl > longest && g.batch.v[0] <= 1 {
+		y, _ = g.at(1, longest)
+		y *= CausalPairs(float64(q), float64(prefix)) / CausalPairs(longest, 0)
+		out = true
+	} else {
+		y, out = g.at(1, isl)
+	}
 	a.Cov.note(out, func() string { return fmt.Sprintf("prefill attention q=%d prefix=%d heads=%d/%d", q, prefix, h, kv) })
-	return y * scale
+	return max(y*scale, a.FloorMs(q, prefix, h))
+}
+
+// FloorMs is the shortest a chunk's prefill attention can take: its FLOPs,
+// 4 · head_dim · h · CausalPairs(q, prefix) (QKᵀ and PV, a multiply-add
+// each per pair, per head), at PeakFLOPS; milliseconds. The imported H200
+// GQA rows imply up to 9.9 PFLOP/s (32/1 heads, isl 4,096) against the
+// chip's 989 TFLOP/s, which no kernel reaches.
+func (a *Attention) FloorMs(q, prefix, h int) float64 {
+	if a.PeakFLOPS <= 0 {
+		return 0
+	}
+	return 4 * float64(a.headDim) * float64(h) * CausalPairs(float64(q), float64(prefix)) / a.PeakFLOPS * 1e3
+}
+
+// CausalPairs is the query-key pairs per head of causal attention for a
+// chunk of c new tokens after p cached ones: c·(p + (c+1)/2). Token i of
+// the chunk (1-based) attends to the p cached tokens and to i new ones;
+// c·(p + c) would count the masked half too.
+func CausalPairs(c, p float64) float64 { return c * (p + (c+1)/2) }
+
+// EquivalentPromptLen is the prefix-free prompt length L whose causal work
+// L(L+1)/2 equals CausalPairs(c, p): L = (√(1 + 8·CausalPairs(c, p)) − 1)/2,
+// which is c exactly when p = 0.
+func EquivalentPromptLen(c, p int) float64 {
+	if p <= 0 {
+		return float64(c)
+	}
+	return (math.Sqrt(1+8*CausalPairs(float64(c), float64(p))) - 1) / 2
 }
 
 // nearestRatio is the table shape for h/kv heads when no shape has our

@@ -13,7 +13,8 @@ const CustomAllReduceMaxBytes = 8 << 20
 
 // Comm predicts collectives for one GPU count from the custom all-reduce
 // and NCCL tables: latency curves over message size (elements of 2 bytes),
-// log-log interpolated.
+// log-log interpolated, each with its latency per element made
+// non-increasing in message size (monotoneCost).
 type Comm struct {
 	gpus   int
 	curves map[string]series // key: op/backend
@@ -37,7 +38,9 @@ func NewComm(rows []profiles.CommRow, gpus int) *Comm {
 		pts[k] = p
 	}
 	for k, p := range pts {
-		c.curves[k] = newSeries(p[0], p[1])
+		sr := newSeries(p[0], p[1])
+		monotoneCost(sr.x.v, sr.y, func(e float64) float64 { return e })
+		c.curves[k] = sr
 	}
 	return c
 }

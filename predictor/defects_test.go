@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,4 +93,83 @@ func mustAttention(t *testing.T, cfg Config) *Attention {
 	a, err := NewAttention(cfg.Tables, cfg.Model.HeadDim, cfg.KVDtype)
 	require.NoError(t, err)
 	return a
+}
+
+// monotoneCost by hand: costs per unit 4, 2, 3, 1 at x = 1…4 (work = x).
+// 3 after 2 breaks the order, so the two pool to their geometric mean √6;
+// the other points keep their values bit for bit.
+func TestMonotoneCostPoolsViolators(t *testing.T) {
+	xs := []float64{1, 2, 3, 4}
+	ys := []float64{4, 4, 9, 4}
+	monotoneCost(xs, ys, func(x float64) float64 { return x })
+	assert.Equal(t, 4.0, ys[0])
+	assert.InDelta(t, 2*math.Sqrt(6), ys[1], 1e-12)
+	assert.InDelta(t, 3*math.Sqrt(6), ys[2], 1e-12)
+	assert.Equal(t, 4.0, ys[3])
+
+	// A violation pools back through earlier blocks: costs 3, 1, 2, 30 →
+	// (1, 2) pools to √2, 30 > √2 pools with it to ∛60 ≈ 3.91 > 3, which
+	// pools with 3: all four at ⁴√180.
+	ys = []float64{3, 2, 6, 120}
+	monotoneCost(xs, ys, func(x float64) float64 { return x })
+	c := math.Pow(180, 0.25)
+	for i, y := range ys {
+		assert.InDelta(t, c*xs[i], y, 1e-12, "x=%v", xs[i])
+	}
+}
+
+// Defect 7: on the imported h200-sxm table, Llama-3.1-70B TP4's GEMMs cost
+// no less per token at m = 2,048 than at any larger m (the table had 2,048
+// 18–23 % below 4,096), and per-token cost never rises with m.
+func TestGemmPerTokenCostNonIncreasing(t *testing.T) {
+	cfg := llamaConfig(t, "meta-llama/Llama-3.1-70B-Instruct", "h200-sxm", 4)
+	g, err := NewGemm(cfg.Tables.Gemm, "bfloat16")
+	require.NoError(t, err)
+	for _, nk := range [][2]int{{2560, 8192}, {8192, 2048}, {14336, 8192}, {8192, 7168}} {
+		prev := math.Inf(1)
+		for m := 1024; m <= 65536; m += 256 {
+			perTok := g.Ms(m, nk[0], nk[1]) / float64(m)
+			require.LessOrEqual(t, perTok, prev*(1+1e-12), "n=%d k=%d m=%d", nk[0], nk[1], m)
+			prev = perTok
+		}
+	}
+}
+
+// Defect 2: the causal work rule, by hand, and its use past the table.
+func TestCausalPrefillRule(t *testing.T) {
+	assert.Equal(t, 10.0, CausalPairs(4, 0), "1 + 2 + 3 + 4")
+	assert.Equal(t, 9.0, CausalPairs(2, 3), "(3 + 1) + (3 + 2)")
+	assert.Equal(t, 4096.0, EquivalentPromptLen(4096, 0))
+	assert.InDelta(t, 2, EquivalentPromptLen(1, 2), 1e-12, "3 pairs = a 2-token prompt's")
+
+	cfg := llamaConfig(t, "meta-llama/Llama-3.1-8B-Instruct", "h200-sxm", 1)
+	p, err := New(cfg)
+	require.NoError(t, err)
+	a := p.attn
+	edge := a.PrefillMs(16384, 0, 32, 8)
+	require.Zero(t, a.Cov.Extrapolated, "16,384 tokens is the table's longest prompt")
+	long := a.PrefillMs(131072, 0, 32, 8)
+	assert.InDelta(t, CausalPairs(131072, 0)/CausalPairs(16384, 0), long/edge, 1e-9, "scaled by causal work, not length")
+	assert.Equal(t, int64(1), a.Cov.Extrapolated)
+	// A 1,024-token chunk after 100,000 cached tokens has the work of a
+	// ≈14,347-token prompt: inside the grid, not extrapolated.
+	assert.InDelta(t, 14346.96, EquivalentPromptLen(1024, 100000), 0.01)
+	a.PrefillMs(1024, 100000, 32, 8)
+	assert.Equal(t, int64(1), a.Cov.Extrapolated)
+
+	// No prefill is priced faster than its FLOPs at the chip's bf16 peak:
+	// every embedded model's heads per rank at TP 1–8, up to 131,072 tokens.
+	hw := cfg.Hardware
+	for _, heads := range [][2]int{{32, 8}, {16, 4}, {8, 2}, {4, 1}, {64, 8}, {28, 4}, {40, 8}, {32, 4}, {56, 8}, {21, 3}} {
+		for _, q := range []int{4096, 16384, 131072} {
+			ms := a.PrefillMs(q, 0, heads[0], heads[1])
+			tflops := 4 * 128 * float64(heads[0]) * CausalPairs(float64(q), 0) / (ms / 1e3)
+			assert.LessOrEqual(t, tflops, hw.BF16FLOPS*(1+1e-9), "heads %d/%d, %d tokens", heads[0], heads[1], q)
+		}
+	}
+	// The 131,072-token one-shot of issue 10 implied 1,721 TFLOP/s per layer
+	// (linear extension); by causal work it is the 16,384-token row's rate.
+	tflops := 4 * 128 * 32 * CausalPairs(131072, 0) / (long / 1e3) / 1e12
+	assert.InDelta(t, 4*128*32*CausalPairs(16384, 0)/(edge/1e3)/1e12, tflops, 1e-6)
+	assert.Less(t, tflops, 300.0)
 }

@@ -108,7 +108,9 @@ func NewElementwise(rows []profiles.OpRow, bw float64) *Elementwise {
 		sort.Float64s(c.widths)
 		for _, w := range c.widths {
 			p := byWidth[int64(w)]
-			c.curves = append(c.curves, newSeries(p.x, p.y))
+			sr := newSeries(p.x, p.y)
+			monotoneCost(sr.x.v, sr.y, func(t float64) float64 { return t })
+			c.curves = append(c.curves, sr)
 		}
 		e.ops[op] = c
 	}
@@ -124,7 +126,8 @@ func (e *Elementwise) Measured(op string) bool { return e.ops[op] != nil }
 //
 // Measured operators: at a measured width, log-log interpolation over tokens
 // (series.at: exact at measured tokens, flat below the smallest, linear in
-// tokens above the largest). At a width not measured, the nearest measured
+// tokens above the largest), over a curve whose latency per token never
+// rises with tokens (monotoneCost; points in that order are as measured). At a width not measured, the nearest measured
 // width w' (nearest in ratio: max(width/w', w'/width) least; a tie goes to the wider)
 // is priced at the same tokens and scaled by width/w': these kernels move
 // bytes in proportion to width, so their time does too.

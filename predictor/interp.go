@@ -128,3 +128,49 @@ func (s series) at(x float64) (float64, bool) {
 	}
 	return logLerp(s.y[i], s.y[j], w), false
 }
+
+// monotoneCost rewrites the latencies ys, measured at ascending xs, so that
+// the latency per unit of work, ys[i] / work(xs[i]), never rises with x. A
+// bigger GEMM (work: rows m) or a longer prompt (work: causal query-key
+// pairs) is not less efficient per unit of work than a smaller one once
+// launch and occupancy costs are paid, so a table point that says otherwise
+// is measurement noise: the tables jitter ±15 % from point to point at
+// large m (h200-sxm gemm n=6144 k=4096: 0.0574 µs per row at m = 3,840,
+// 0.0790 at m = 3,841).
+//
+// Rule: the least-squares non-increasing fit of log(cost per unit of work)
+// over the points, equal weights (pool adjacent violators: a run of points
+// that breaks the order is replaced by its geometric mean cost per unit).
+// Points in order keep their measured value bit for bit. The latency itself
+// may still fall with x where the table says so (h100-sxm: m = 16 takes
+// longer than m = 32, a different kernel), which no lone prompt's chunking
+// can exploit.
+func monotoneCost(xs, ys []float64, work func(float64) float64) {
+	type block struct {
+		sum   float64 // Σ log(cost per unit)
+		n     int
+		first int
+	}
+	var blocks []block
+	for i := range xs {
+		b := block{sum: math.Log(ys[i] / work(xs[i])), n: 1, first: i}
+		for len(blocks) > 0 {
+			top := blocks[len(blocks)-1]
+			if top.sum/float64(top.n) >= b.sum/float64(b.n) {
+				break
+			}
+			b = block{sum: top.sum + b.sum, n: top.n + b.n, first: top.first}
+			blocks = blocks[:len(blocks)-1]
+		}
+		blocks = append(blocks, b)
+	}
+	for _, b := range blocks {
+		if b.n == 1 {
+			continue // in order: keep the measured value bit for bit
+		}
+		c := math.Exp(b.sum / float64(b.n))
+		for i := b.first; i < b.first+b.n; i++ {
+			ys[i] = c * work(xs[i])
+		}
+	}
+}

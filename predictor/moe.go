@@ -15,7 +15,8 @@ import (
 // distribution. When the exact TP/EP split is absent, the nearest measured
 // split that divides it (largest tp'×ep') is used with its latency scaled
 // by tp'·ep'/(moe_tp·moe_ep) (each rank holds that share of the expert
-// weights; stated rule, noted).
+// weights; stated rule, noted). The curve's latency per token is made
+// non-increasing in tokens (monotoneCost), as GEMM's per row in m.
 type MoE struct {
 	curve series
 	scale float64
@@ -61,6 +62,7 @@ func NewMoE(rows []profiles.MoERow, dtype string, hidden, inter, topk, experts, 
 		m.Note = fmt.Sprintf("moe: no rows for tp=%d ep=%d; tp=%d ep=%d latency × %d/%d", tp, ep, bt, be, bt*be, tp*ep)
 	}
 	m.curve = newSeries(xs, ys)
+	monotoneCost(m.curve.x.v, m.curve.y, func(t float64) float64 { return t })
 	return m, nil
 }
 

@@ -77,6 +77,7 @@ func New(cfg Config) (*Predictor, error) {
 	if p.attn, err = NewAttention(cfg.Tables, m.HeadDim, cfg.KVDtype); err != nil {
 		return nil, err
 	}
+	p.attn.PeakFLOPS = cfg.Hardware.BF16FLOPS
 	if m.IsMoE() {
 		tp, ep := p.moeGroup, 1
 		if cfg.ExpertParallel {

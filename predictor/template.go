@@ -56,7 +56,7 @@ func (t *Template) New(cfg Config) (*Predictor, error) {
 	g := *src.gemm
 	g.Cov = Coverage{}
 	p.gemm = &g
-	p.attn = &Attention{prefill: src.attn.prefill, decode: src.attn.decode}
+	p.attn = &Attention{PeakFLOPS: src.attn.PeakFLOPS, headDim: src.attn.headDim, prefill: src.attn.prefill, decode: src.attn.decode}
 	p.comm = freshComm(src.comm)
 	e := *src.elem
 	e.Cov = Coverage{}
