@@ -93,7 +93,7 @@ func (s *Scenario) checkBounds() error {
 		for _, c := range []struct {
 			key      string
 			v, limit int
-		}{{"num_prompts", r.NumPrompts, MaxRequests}, {"input_len", r.InputLen, MaxTokens}, {"output_len", r.OutputLen, MaxTokens}} {
+		}{{"num_prompts", r.NumPrompts, MaxRequests}, {"input_len", r.InputLen, MaxTokens}, {"output_len", r.OutputLen, MaxTokens}, {"prefix_len", r.PrefixLen, MaxTokens}} {
 			if err := atMost("workload.random."+c.key, c.v, c.limit); err != nil {
 				return err
 			}

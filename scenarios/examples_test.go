@@ -30,9 +30,13 @@ func TestExamplesLoadAndValidate(t *testing.T) {
 				_, err := os.Stat(s.Resolve(s.Workload.Trace.Path))
 				require.NoError(t, err, "the trace lies beside the scenario")
 			}
+			if s.Workload.Dataset == "lengths" {
+				_, err := os.Stat(s.Resolve(s.Workload.Lengths.Path))
+				require.NoError(t, err, "the lengths file lies beside the scenario")
+			}
 		})
 	}
-	assert.Equal(t, map[string]bool{"random": true, "shared_prefix": true, "trace": true}, datasets)
+	assert.Equal(t, map[string]bool{"random": true, "shared_prefix": true, "trace": true, "sessions": true, "lengths": true}, datasets)
 }
 
 // TestReadmeDocumentsEveryKey keeps scenarios/README.md in step with the

@@ -32,6 +32,12 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	}
+	if t == reflect.TypeOf(Distribution{}) && n.Kind == yaml.ScalarNode {
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			return fmt.Errorf("%s: must be a number or {distribution: fixed|exponential|uniform, …}, got %q", path, n.Value)
+		}
+		return nil
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {

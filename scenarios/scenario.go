@@ -98,10 +98,12 @@ type KVTransfer struct {
 // Workload is what the client sends.
 type Workload struct {
 	Seed         int64         `yaml:"seed"`
-	Dataset      string        `yaml:"dataset"` // random | shared_prefix | trace
+	Dataset      string        `yaml:"dataset"` // random | shared_prefix | trace | sessions | lengths
 	Random       *RandomData   `yaml:"random"`
 	SharedPrefix *SharedPrefix `yaml:"shared_prefix"`
 	Trace        *TraceData    `yaml:"trace"`
+	Sessions     *Sessions     `yaml:"sessions"`
+	Lengths      *LengthsData  `yaml:"lengths"`
 	Arrivals     Arrivals      `yaml:"arrivals"`
 	// Classes is a mix of request classes (priorities and, for the random
 	// dataset, lengths); nil = one class of priority 0.
@@ -114,6 +116,9 @@ type RandomData struct {
 	InputLen   int     `yaml:"input_len"`   // tokens
 	OutputLen  int     `yaml:"output_len"`  // tokens
 	RangeRatio float64 `yaml:"range_ratio"` // lengths uniform in len×[1−r, 1+r]
+	// PrefixLen is bench serve's --random-prefix-len: tokens of one random
+	// prefix shared by every prompt, before its input_len tokens.
+	PrefixLen int `yaml:"prefix_len"`
 }
 
 // SharedPrefix is inference-perf's shared_prefix data generator.

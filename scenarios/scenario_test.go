@@ -229,7 +229,7 @@ func TestBadScenarios(t *testing.T) {
 		{"stage rate negative", doc("", rnd+"arrivals: {stages: [{rate: -5, duration_s: 60}]}"), "workload.arrivals.stages[0].rate: must be > 0 requests/s, got -5", nil},
 		{"stage rate nan", doc("", rnd+"arrivals: {stages: [{rate: .nan, duration_s: 60}]}"), "workload.arrivals.stages[0].rate: must be > 0 requests/s, got NaN", nil},
 		{"stage under one request", doc("", rnd+"arrivals: {stages: [{rate: 0.1, duration_s: 5}]}"), "workload.arrivals.stages[0]: rate × duration_s must be ≥ 1 request, got 0.5", nil},
-		{"dataset unknown", doc("", "dataset: sharegpt"), `workload.dataset: must be one of random, shared_prefix, trace, got "sharegpt"`, nil},
+		{"dataset unknown", doc("", "dataset: sharegpt"), `workload.dataset: must be one of random, shared_prefix, trace, sessions, lengths, got "sharegpt"`, nil},
 		{"random without block", doc("", "dataset: random"), "workload.random: required when dataset is random", nil},
 		{"shared_prefix without block", doc("", "dataset: shared_prefix\n"+rnd), "workload.shared_prefix: required when dataset is shared_prefix", nil},
 		{"trace without path", doc("", "dataset: trace\ntrace: {}"), "workload.trace.path: required when dataset is trace", nil},

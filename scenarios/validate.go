@@ -8,7 +8,7 @@ import (
 )
 
 // Datasets are the workload.dataset values.
-var Datasets = []string{"random", "shared_prefix", "trace"}
+var Datasets = []string{"random", "shared_prefix", "trace", "sessions", "lengths"}
 
 // KVCacheDtypes are the kv_cache_dtype values priced by the tables.
 var KVCacheDtypes = []string{"auto", "bfloat16", "float16", "fp8", "fp8_e4m3"}
@@ -152,6 +152,9 @@ func (w *Workload) Validate() error {
 		if !(r.RangeRatio >= 0 && r.RangeRatio < 1) {
 			return fmt.Errorf("workload.random.range_ratio: must be in [0, 1), got %g", r.RangeRatio)
 		}
+		if r.PrefixLen < 0 {
+			return fmt.Errorf("workload.random.prefix_len: must be ≥ 0, got %d", r.PrefixLen)
+		}
 	case "shared_prefix":
 		p := w.SharedPrefix
 		if p == nil {
@@ -177,6 +180,17 @@ func (w *Workload) Validate() error {
 	case "trace":
 		if w.Trace == nil || w.Trace.Path == "" {
 			return errors.New("workload.trace.path: required when dataset is trace")
+		}
+	case "sessions":
+		if w.Sessions == nil {
+			return errors.New("workload.sessions: required when dataset is sessions")
+		}
+		if err := w.Sessions.Validate(&w.Arrivals); err != nil {
+			return err
+		}
+	case "lengths":
+		if err := w.Lengths.Validate(); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("workload.dataset: must be one of %s, got %q", strings.Join(Datasets, ", "), w.Dataset)

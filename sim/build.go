@@ -129,12 +129,19 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 	if total > MaxTotalBlocks {
 		return nil, fmt.Errorf("the deployment's engines hold %d KV blocks in all; the simulator keeps at most %d (about 48 bytes each): lower data_parallel_size, instances or num_gpu_blocks_override", total, MaxTotalBlocks)
 	}
-	if st.Plan, err = workload.Build(&sc.Workload, sc.Resolve); err != nil {
+	maxLen := 0
+	for _, d := range st.Pools {
+		if maxLen == 0 || d.Engine.MaxModelLen < maxLen {
+			maxLen = d.Engine.MaxModelLen
+		}
+	}
+	if st.Plan, err = workload.BuildFor(&sc.Workload, sc.Resolve, maxLen); err != nil {
 		return nil, err
 	}
 	if err := st.checkPriorities(); err != nil {
 		return nil, err
 	}
+	st.Notes = append(st.Notes, st.Plan.Notes...)
 	a := sc.Workload.Arrivals
 	if a.MaxConcurrency != nil {
 		st.Client.MaxConcurrency = *a.MaxConcurrency

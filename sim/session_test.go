@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"frontier/predictor"
+	"frontier/scenarios"
 	"frontier/sim/engine"
 	"frontier/sim/workload"
 )
@@ -96,4 +97,56 @@ func TestEvictionMakesLaterTurnMiss(t *testing.T) {
 	plan[1].ID = 1
 	res = sessionSim(t, 16, plan)
 	assert.Equal(t, 96, res.Requests[1].CachedTokens)
+}
+
+// The same two sessions × three turns as TestTwoSessionsThreeTurns, built
+// by the sessions dataset: a 30-token system prompt, 20-token user
+// messages, 40-token replies, Llama-3's 5 template tokens per message
+// (system message 35 tokens; each turn's message with the generation
+// prompt 30), think time 1 s, two users. The layout is the trace's, so
+// the cached tokens and times are the same hand-worked ones.
+func TestSessionsDatasetTwoByThree(t *testing.T) {
+	s := scenarios.DefaultSessions()
+	users := 2
+	s.NumSessions, s.ConcurrentUsers, s.NumTurns = 2, &users, scenarios.Fixed(3)
+	s.SystemPromptLen, s.UserMessageLen, s.OutputLen, s.ThinkTimeS = 30, 20, 40, scenarios.Fixed(1)
+	plan, err := workload.BuildFor(&scenarios.Workload{Dataset: "sessions", Sessions: &s, Arrivals: scenarios.DefaultArrivals()}, nil, 4096)
+	require.NoError(t, err)
+	res := sessionSim(t, 100, plan.Stages[0].Requests)
+	var cached []int
+	var send, finish []int64
+	for _, r := range res.Requests {
+		cached = append(cached, r.CachedTokens)
+		send, finish = append(send, r.SendNs), append(finish, r.FinishNs)
+	}
+	assert.Equal(t, []int{0, 96, 160, 32, 96, 160}, cached)
+	assert.Equal(t, []int64{0, 1400 * ms, 2800 * ms, 0, 1400 * ms, 2800 * ms}, send)
+	assert.Equal(t, []int64{400 * ms, 1800 * ms, 3200 * ms, 400 * ms, 1800 * ms, 3200 * ms}, finish)
+}
+
+// An agent session: every reply but the last is a tool call (probability
+// 1), so turn k+1 is sent after the tool's latency (0.5 s), not the think
+// time (2 s), with the 50-token tool result instead of a user message.
+// No system prompt. Worked by hand: turn 1 = 5 + 20 + 5 = 30 tokens;
+// turn 2 = 30 + 40 + (5 + 50 + 5) = 130; turn 3 = 230. Turn 1 ends at
+// 0.4 s, turn 2 is sent at 0.9 s and ends at 1.3 s, turn 3 at 1.8 s.
+// Cached: turn 2 the 4 full blocks of turn 1's 69 tokens with KV (64);
+// turn 3 the 10 of turn 2's 169 (160).
+func TestAgentSessionToolCalls(t *testing.T) {
+	s := scenarios.DefaultSessions()
+	s.NumSessions, s.NumTurns = 1, scenarios.Fixed(3)
+	s.UserMessageLen, s.OutputLen, s.ThinkTimeS = 20, 40, scenarios.Fixed(2)
+	s.ToolCallProbability, s.ToolLatencyS, s.ToolResultLen = 1, scenarios.Fixed(0.5), 50
+	plan, err := workload.BuildFor(&scenarios.Workload{Dataset: "sessions", Sessions: &s, Arrivals: scenarios.DefaultArrivals()}, nil, 4096)
+	require.NoError(t, err)
+	res := sessionSim(t, 100, plan.Stages[0].Requests)
+	type turn struct {
+		prompt, cached int
+		send, finish   int64
+	}
+	var got []turn
+	for _, r := range res.Requests {
+		got = append(got, turn{r.PromptTokens, r.CachedTokens, r.SendNs, r.FinishNs})
+	}
+	assert.Equal(t, []turn{{30, 0, 0, 400 * ms}, {130, 64, 900 * ms, 1300 * ms}, {230, 160, 1800 * ms, 2200 * ms}}, got)
 }

@@ -90,6 +90,10 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		fmt.Fprint(w, stages)
 	}
 	printClasses(w, res, s)
+	if turns := perTurn(res); turns != "" {
+		fmt.Fprintln(w, center("Per turn (sessions)", '-'))
+		fmt.Fprint(w, turns)
+	}
 	fmt.Fprintln(w, strings.Repeat("=", 50))
 }
 
@@ -99,6 +103,8 @@ func describeRate(sc *scenarios.Scenario) string {
 	switch {
 	case sc.Workload.Dataset == "trace":
 		return "from the trace's arrival times"
+	case sc.Workload.Dataset == "sessions":
+		return describeSessions(&sc.Workload)
 	case len(a.Stages) > 0:
 		var parts []string
 		for _, st := range a.Stages {
@@ -228,6 +234,9 @@ func resultObject(date any, rf resultFlags, sc *scenarios.Scenario, st *sim.Setu
 		},
 	}
 	policyJSON(out["frontier"].(map[string]any), st, res, s)
+	if pt := perTurnJSON(res); pt != nil {
+		out["frontier"].(map[string]any)["per_turn"] = pt
+	}
 	for k, v := range s.Latencies {
 		if !math.IsNaN(v) {
 			out[k] = v
@@ -277,10 +286,10 @@ func labelJSON(l string) any {
 }
 
 // singleRate is the workload's one request rate (requests/s, +Inf = all
-// at t = 0); ok is false for staged and trace workloads, whose send times
-// come from their stages or the trace.
+// at t = 0); ok is false for staged, trace and sessions workloads, whose
+// send times come from their stages, the trace or the closed loop.
 func singleRate(sc *scenarios.Scenario) (rate float64, ok bool) {
-	if len(sc.Workload.Arrivals.Stages) > 0 || sc.Workload.Dataset == "trace" {
+	if d := sc.Workload.Dataset; len(sc.Workload.Arrivals.Stages) > 0 || d == "trace" || d == "sessions" {
 		return 0, false
 	}
 	return float64(sc.Workload.Arrivals.RequestRate), true

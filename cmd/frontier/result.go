@@ -101,15 +101,15 @@ func probe(path string) error {
 
 // rateName writes the request rate as Python prints bench serve's float
 // argument and appends "qps" ("infqps", "10.0qps", "2.5qps", "1e-05qps");
-// staged and trace workloads, which have no single rate, say "stages" and
-// "trace".
+// staged, trace and sessions workloads, which have no single rate, say
+// "stages", "trace" and "sessions".
 func rateName(sc *scenarios.Scenario) string {
 	r, ok := singleRate(sc)
 	switch {
 	case ok:
 		return pyFloat(r) + "qps"
-	case sc.Workload.Dataset == "trace":
-		return "trace"
+	case sc.Workload.Dataset == "trace", sc.Workload.Dataset == "sessions":
+		return sc.Workload.Dataset
 	}
 	return "stages"
 }

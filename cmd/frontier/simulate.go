@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,8 @@ type simFlags struct {
 	percentiles, percentileMetrics string
 	quiet                          bool
 	policy                         policyFlags
+
+	data datasetFlags // sessions, lengths, --random-prefix-len (session_flags.go)
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -112,7 +115,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.IntVar(&f.apiServers, "api-server-count", 0, "API server processes (default: data-parallel-size, as vLLM)")
 	fl.BoolVar(&f.noAsync, "no-async-scheduling", false, "turn async scheduling off")
 	// vllm bench serve
-	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace")
+	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace | sessions | lengths")
 	fl.StringVar(&f.trace, "trace", "", "trace CSV for --dataset-name trace (arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])")
 	fl.IntVar(&f.numPrompts, "num-prompts", 1000, "number of requests (random dataset)")
 	fl.IntVar(&f.inLen, "random-input-len", 512, "prompt tokens (random dataset)")
@@ -141,6 +144,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
 	addPolicyFlags(fl, &f.policy)
+	addDatasetFlags(fl, &f.data)
 	return cmd, f
 }
 
@@ -179,7 +183,7 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 	}
 	if f.scenario == "" && cmd.Flags().NFlag() > 0 {
 		for _, n := range append(append([]string{"hardware"}, deploymentFlags...), "dataset-name", "trace", "num-prompts",
-			"random-input-len", "random-output-len", "random-range-ratio", "request-rate", "burstiness", "max-concurrency", "seed", "timeout") {
+			"random-input-len", "random-output-len", "random-range-ratio", "random-prefix-len", "request-rate", "burstiness", "max-concurrency", "seed", "timeout") {
 			if set(n) {
 				sc.Name = "command line (embedded default + flags)"
 				break
@@ -328,8 +332,15 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	if set("trace") && !set("dataset-name") {
 		w.Dataset = "trace"
 	}
+	tookNumPrompts, err := applyDatasetFlags(w, f, set)
+	if err != nil {
+		return err
+	}
 	randomFlags := []string{"num-prompts", "random-input-len", "random-output-len", "random-range-ratio"}
-	known := w.Dataset == "shared_prefix" || w.Dataset == "trace"
+	if tookNumPrompts {
+		randomFlags = randomFlags[1:]
+	}
+	known := w.Dataset != "random" && slices.Contains(scenarios.Datasets, w.Dataset)
 	if known && anySet(set, randomFlags...) {
 		return fmt.Errorf("%s: only for the random dataset, but the workload's dataset is %s", strings.Join(setFlags(set, randomFlags), ", "), w.Dataset)
 	}
@@ -337,7 +348,7 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	if anySet(set, rateFlags...) && (len(w.Arrivals.Stages) > 0 || w.Dataset == "trace") {
 		return fmt.Errorf("%s: not used here, the scenario's workload.arrivals.stages or the trace set the send times", strings.Join(setFlags(set, rateFlags), ", "))
 	}
-	if anySet(set, "num-prompts", "random-input-len", "random-output-len", "random-range-ratio") {
+	if anySet(set, randomFlags...) {
 		if w.Random == nil {
 			w.Random = &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128}
 		}

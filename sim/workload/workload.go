@@ -73,6 +73,9 @@ type Plan struct {
 	// distinct value of a trace's priority column); nil when the workload
 	// has none.
 	Classes []Class
+	// Notes say what the plan changed to fit the deployment (a session's
+	// oldest turns dropped for max_model_len), printed once.
+	Notes []string
 }
 
 // NumRequests counts the planned requests.
@@ -90,10 +93,37 @@ const StageIntervalNs = int64(1e9)
 
 // Build plans the workload w. Relative paths (trace) resolve with resolve.
 func Build(w *scenarios.Workload, resolve func(string) string) (*Plan, error) {
+	return BuildFor(w, resolve, 0)
+}
+
+// BuildFor plans the workload w for a deployment whose max_model_len is
+// maxModelLen tokens (0 = unlimited): sessions drop a turn's oldest turns
+// when its prompt + output would exceed it, as a chat client cuts history
+// rather than send what vLLM rejects.
+func BuildFor(w *scenarios.Workload, resolve func(string) string, maxModelLen int) (*Plan, error) {
 	rng := rand.New(rand.NewPCG(uint64(w.Seed), 0x5eed))
 	switch w.Dataset {
 	case "random":
 		reqs := randomDataset(w.Random, rng)
+		mixClasses(reqs, w)
+		addRandomPrefix(reqs, w.Random.PrefixLen)
+		plan, err := planArrivals(reqs, &w.Arrivals, rng)
+		return withClasses(plan, w), err
+	case "sessions":
+		plan, err := sessionsPlan(w.Sessions, &w.Arrivals, rng, maxModelLen)
+		if err == nil {
+			sessionClasses(plan.Stages[0].Requests, w)
+		}
+		return withClasses(plan, w), err
+	case "lengths":
+		path := w.Lengths.Path
+		if resolve != nil {
+			path = resolve(path)
+		}
+		reqs, err := lengthsDataset(w.Lengths, path, rng)
+		if err != nil {
+			return nil, err
+		}
 		mixClasses(reqs, w)
 		plan, err := planArrivals(reqs, &w.Arrivals, rng)
 		return withClasses(plan, w), err
@@ -112,7 +142,8 @@ func Build(w *scenarios.Workload, resolve func(string) string) (*Plan, error) {
 
 // randomDataset draws `vllm bench serve --dataset-name random` lengths:
 // uniform integers in [⌊len·(1−r)⌋, ⌊len·(1+r)⌋] (RandomDataset.sample),
-// each prompt distinct random tokens.
+// each prompt distinct random tokens (after the shared prefix that
+// addRandomPrefix puts before each, --random-prefix-len).
 func randomDataset(r *scenarios.RandomData, rng *rand.Rand) []Request {
 	reqs := make([]Request, r.NumPrompts)
 	inLo, inHi := lengthRange(r.InputLen, r.RangeRatio)
@@ -128,6 +159,21 @@ func randomDataset(r *scenarios.RandomData, rng *rand.Rand) []Request {
 	}
 	return reqs
 }
+
+// addRandomPrefix puts --random-prefix-len tokens of one shared random
+// prefix before every prompt (the prompt grows by n).
+func addRandomPrefix(reqs []Request, n int) {
+	if n == 0 {
+		return
+	}
+	for i := range reqs {
+		reqs[i].PromptTokens += n
+		reqs[i].PrefixKey, reqs[i].PrefixTokens = randomPrefixKey, n
+	}
+}
+
+// randomPrefixKey names the random dataset's one shared prefix.
+var randomPrefixKey = streamKey(keySystem, 1<<41, 0)
 
 func lengthRange(n int, r float64) (int, int) {
 	lo := max(1, int(float64(n)*(1-r)))
@@ -169,19 +215,38 @@ func planArrivals(reqs []Request, a *scenarios.Arrivals, rng *rand.Rand) (*Plan,
 	if len(a.Stages) > 0 {
 		return stagePlan(reqs, a.Stages, rng)
 	}
-	rate := float64(a.RequestRate)
-	if !math.IsInf(rate, 1) {
-		g := distuv.Gamma{Alpha: a.Burstiness, Beta: rate * a.Burstiness, Src: rng}
-		t := 0.0
-		for i := range reqs {
-			if !(t < maxOffsetS) {
-				return nil, fmt.Errorf("workload.arrivals.request_rate: %g requests/s sends request %d after %.3g s, beyond the simulated clock (%.3g s)", rate, i, t, maxOffsetS)
-			}
-			reqs[i].At = int64(t * 1e9)
-			t += g.Rand()
+	at, err := sendTimes(len(reqs), a, rng, "request")
+	if err != nil {
+		return nil, err
+	}
+	for i := range reqs {
+		if at != nil {
+			reqs[i].At = at[i]
 		}
 	}
 	return &Plan{Stages: []Stage{{Requests: reqs}}}, nil
+}
+
+// sendTimes draws n send offsets, ns, as `vllm bench serve` spaces
+// requests: nil (all at t = 0) for rate inf, else gamma gaps with shape
+// burstiness and mean 1/rate, the first at t = 0. what names the things
+// sent, for the error.
+func sendTimes(n int, a *scenarios.Arrivals, rng *rand.Rand, what string) ([]int64, error) {
+	rate := float64(a.RequestRate)
+	if math.IsInf(rate, 1) {
+		return nil, nil
+	}
+	at := make([]int64, n)
+	g := distuv.Gamma{Alpha: a.Burstiness, Beta: rate * a.Burstiness, Src: rng}
+	t := 0.0
+	for i := range at {
+		if !(t < maxOffsetS) {
+			return nil, fmt.Errorf("workload.arrivals.request_rate: %g %ss/s sends %s %d after %.3g s, beyond the simulated clock (%.3g s)", rate, what, what, i, t, maxOffsetS)
+		}
+		at[i] = int64(t * 1e9)
+		t += g.Rand()
+	}
+	return at, nil
 }
 
 // stagePlan cuts requests cyclically into inference-perf stages: stage k
