@@ -36,7 +36,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return bad(err) })
-	root.AddCommand(newSimulateCmd(), newSweepCmd(), newGateCmd(), newCalibrateCmd(), newHardwareCmd(), newModelsCmd(), newProfileCmd())
+	root.AddCommand(newSimulateCmd(), newSweepCmd(), newCapacityCmd(), newGateCmd(), newCalibrateCmd(), newHardwareCmd(), newModelsCmd(), newProfileCmd())
 	return root
 }
 

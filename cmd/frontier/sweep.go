@@ -29,6 +29,8 @@ type sweepFlags struct {
 	outCSV, outJSONL string
 	resultDir        string
 	skipDone         bool
+	plot, plotMetric string
+	launch           bool
 	simSet           *pflag.FlagSet
 	sim              *simFlags
 }
@@ -63,6 +65,9 @@ byte-identical outputs for any --jobs and any --shard I/N merged with
 	fl.StringVar(&f.outJSONL, "out-jsonl", "", "write one JSON line per point (keys and the whole bench serve result) to FILE")
 	fl.StringVar(&f.resultDir, "result-dir", "", "write one bench serve result JSON per point into DIR")
 	fl.BoolVar(&f.skipDone, "skip-done", false, "resume: reuse the points already in --out-jsonl FILE (or its .partial)")
+	fl.StringVar(&f.plot, "plot", "", "draw --plot-metric against the first numeric axis, one line per deployment, to FILE.png or FILE.svg (--goodput bounds as SLO lines)")
+	fl.StringVar(&f.plotMetric, "plot-metric", "p99_ttft_ms", "bench serve key drawn by --plot")
+	fl.BoolVar(&f.launch, "launch", false, "add each point's vllm serve / vllm bench serve lines (table footnotes, --out-jsonl \"launch\")")
 	f.simSet, f.sim = addSimulateFlags(cmd)
 	cmd.AddCommand(newSweepMergeCmd())
 	return cmd
@@ -75,6 +80,7 @@ type sweepRun struct {
 	fingerprint string
 	opt         plan.RunOptions
 	rf          resultFlags
+	launch      bool
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {
@@ -90,6 +96,14 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	if err := checkOutputs(f.outCSV, f.outJSONL, f.resultDir); err != nil {
 		return bad(err)
+	}
+	if f.plot != "" {
+		if err := checkPlotPath("--plot", f.plot); err != nil {
+			return bad(err)
+		}
+		if err := checkPlotMetric(f.plotMetric, r.opt.Percentiles); err != nil {
+			return bad(err)
+		}
 	}
 	var todo []plan.Point
 	for _, p := range r.points {
@@ -123,7 +137,21 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	return renderSweep(cmd, raw, f.outCSV)
+	if err := renderSweep(cmd, raw, f.outCSV); err != nil {
+		return err
+	}
+	if f.plot == "" {
+		return nil
+	}
+	lines, err := decodeLines(raw)
+	if err != nil {
+		return err
+	}
+	if err := sweepPlot(f.plot, f.plotMetric, lines, r.opt.Goodput); err != nil {
+		return bad(err)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "plot:", f.plot)
+	return nil
 }
 
 // prepareSweep reads the sweep's definition and builds every point (all
@@ -136,7 +164,7 @@ func prepareSweep(cmd *cobra.Command, f *sweepFlags) (*sweepRun, error) {
 	if f.jobs < 0 {
 		return nil, fmt.Errorf("--jobs: must be ≥ 1 (0 = all cores), got %d", f.jobs)
 	}
-	r := &sweepRun{rf: f.sim.result, scenarios: map[int]*scenarios.Scenario{}}
+	r := &sweepRun{rf: f.sim.result, scenarios: map[int]*scenarios.Scenario{}, launch: f.launch}
 	if r.opt.Goodput, err = sim.ParseGoodput(f.sim.goodput); err != nil {
 		return nil, err
 	}
@@ -197,7 +225,7 @@ func prepareSweep(cmd *cobra.Command, f *sweepFlags) (*sweepRun, error) {
 	}
 	def := plan.Sweep{Base: base, Axes: axes, Zip: f.zip || file.Zip, Deployments: file.Deployments,
 		Settings: []string{"goodput=" + strings.Join(f.sim.goodput, ","), "metric-percentiles=" + f.sim.percentiles,
-			"label=" + r.rf.label, "backend=" + r.rf.backend}}
+			"label=" + r.rf.label, "backend=" + r.rf.backend, fmt.Sprintf("launch=%v", f.launch)}}
 	if r.fingerprint, err = def.Fingerprint(); err != nil {
 		return nil, err
 	}
@@ -221,6 +249,9 @@ func (r *sweepRun) line(p plan.Point) []byte {
 		Keys: pointKeys(p), Notes: o.RunNotes}
 	if l.Notes == nil {
 		l.Notes = []string{}
+	}
+	if rate, ok := singleRate(sc); ok && r.launch {
+		l.Launch = plan.LaunchLines(sc, rate, false).Lines()
 	}
 	if o.Refused != "" {
 		l.Refused = &o.Refused

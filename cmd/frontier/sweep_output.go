@@ -249,7 +249,28 @@ func writeTable(w io.Writer, lines []sweepLine) error {
 	for i, n := range notes {
 		fmt.Fprintf(w, "[%d] %s\n", i+1, n)
 	}
+	for i := range lines {
+		if len(lines[i].Launch) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "# point %d: %s\n", lines[i].Point, lines[i].label())
+		for _, s := range lines[i].Launch {
+			fmt.Fprintln(w, s)
+		}
+	}
 	return nil
+}
+
+// label is the point's keys as KEY=VALUE, "base" without any.
+func (l *sweepLine) label() string {
+	var parts []string
+	for _, a := range l.Keys {
+		parts = append(parts, a.Key+"="+a.Value)
+	}
+	if len(parts) == 0 {
+		return "base"
+	}
+	return strings.Join(parts, " ")
 }
 
 // csvBytes is --out-csv: the table's columns, notes and the refusal

@@ -34,6 +34,10 @@ var sweepRefusedFlags = map[string]string{
 	"percentile-metrics": "the table shows TTFT, TPOT, ITL and E2EL; --metric-percentiles picks the percentiles",
 }
 
+// layoutFlags are the deployment flags that lay a deployment out on its
+// GPUs: a disaggregated deployment's pools set their own.
+var layoutFlags = []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "enable-expert-parallel", "no-enable-expert-parallel"}
+
 // pointBuilder builds a point's scenario as simulate would: the base
 // flags, then the point's --KEY=VALUE, parsed by a fresh simulate flag set
 // and its buildScenario.
@@ -149,9 +153,16 @@ func (b *pointBuilder) scenario(args []string, entry *plan.Entry, validate bool)
 		changed := cmd.Flags().Changed
 		if sc.Deployment != nil {
 			applyDeployment(sc.Deployment, f, changed)
-		} else if anySet(changed, deploymentFlags...) {
-			return nil, fmt.Errorf("deployment flags (%s) do not apply to the disaggregated deployment %s; set them in its prefill/decode blocks",
-				strings.Join(setFlags(changed, deploymentFlags), ", "), entry.Name)
+		} else {
+			// Engine flags apply to both pools; the parallel layout is
+			// the pools' own.
+			if anySet(changed, layoutFlags...) {
+				return nil, fmt.Errorf("%s: not for the disaggregated deployment %s, whose pools set their own layout",
+					strings.Join(setFlags(changed, layoutFlags), ", "), entry.Name)
+			}
+			g := sc.Disaggregation
+			applyDeployment(&g.Prefill.Deployment, f, changed)
+			applyDeployment(&g.Decode.Deployment, f, changed)
 		}
 	}
 	if !validate {

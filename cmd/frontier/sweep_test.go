@@ -293,6 +293,11 @@ deployments:
 	_, _, err = run(t, sweepArgs("--sweep", file, "--max-num-seqs", "8")...)
 	require.Error(t, err)
 	require.NoError(t, os.WriteFile(file, []byte("deployments:\n  - name: pd\n    disaggregation: {prefill: {instances: 1, deployment: {model: meta-llama/Llama-3.1-8B-Instruct}}, decode: {instances: 1, deployment: {model: meta-llama/Llama-3.1-8B-Instruct}}}\n"), 0o644))
-	_, _, err = run(t, sweepArgs("--sweep", file, "--max-num-seqs", "8")...)
-	require.ErrorContains(t, err, "point 0 (deployment=pd): deployment flags (--max-num-seqs) do not apply to the disaggregated deployment pd")
+	_, _, err = run(t, sweepArgs("--sweep", file, "--tensor-parallel-size", "2")...)
+	require.ErrorContains(t, err, "point 0 (deployment=pd): --tensor-parallel-size: not for the disaggregated deployment pd, whose pools set their own layout")
+	// Engine flags apply to both pools.
+	_, stderr, err = run(t, sweepArgs("--sweep", file, "--max-num-seqs", "8", "--out-jsonl", jsonl)...)
+	require.NoError(t, err, stderr)
+	lines = readLinesFile(t, jsonl)
+	require.Len(t, lines, 1)
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Regenerates the output blocks of README.md's sweep and capacity recipes
+# (section "Sweeps, capacity and the best topology") by running each
+# recipe as written. TestREADMESweepRecipe, TestREADMECapacityRecipe and
+# TestREADMEBestTopologyRecipe fail when a block is stale (for example
+# after a pricing change). About 30 s on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go build -o /tmp/frontier-recipes ./cmd/frontier
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 - "$work" <<'PY'
+import re, shlex, subprocess, sys
+work = sys.argv[1]
+readme = open("README.md").read()
+
+def run(cmd):
+    args = shlex.split(cmd)[3:]  # drop "go run ./cmd/frontier"
+    return subprocess.run(["/tmp/frontier-recipes", *args, "--quiet"], cwd=work, check=True,
+                          capture_output=True, text=True).stdout.rstrip("\n").split("\n")
+
+def cut(lines, n=118):
+    return [l if len(l) <= n else l[:n].rstrip() + " ..." for l in lines]
+
+def replace(readme, prefix, blocks):
+    # The ```sh block whose command starts with prefix, then its output
+    # blocks (```\n...```), each replaced in order.
+    m = re.search(r"```sh\n(go run ./cmd/frontier " + re.escape(prefix) + r"[^\n]*)\n```\n", readme)
+    cmd, pos = m.group(1), m.end()
+    out = run(cmd)
+    for make in blocks:
+        b = re.compile(r"```\n(.*?)```", re.S).search(readme, pos)
+        new = "\n".join(make(out)) + "\n"
+        readme = readme[:b.start(1)] + new + readme[b.end(1):]
+        pos = b.start(1) + len(new) + 3
+    return readme
+
+def sweep(out):
+    notes = [l for l in out if l.startswith("[")]
+    return cut(out[:6] + notes[:1])
+
+def capacity(out):
+    return cut(out[:10]) + ["..."]
+
+def launch(out):
+    return [l for l in out if l.startswith("vllm ")]
+
+def best(out):
+    p = next(i for i, l in enumerate(out) if "Pareto front" in l)
+    l1 = next(i for i, l in enumerate(out) if l.startswith("# 1. "))
+    l2 = next(i for i, l in enumerate(out) if l.startswith("# 2. "))
+    return cut(out[:10]) + ["..."] + cut(out[p:p + 4]) + ["..."] + out[l1:l1 + 3] + cut(out[l2:l2 + 2], 150) + ["..."]
+
+readme = replace(readme, "sweep ", [sweep])
+readme = replace(readme, "capacity --slo", [capacity, launch])
+readme = replace(readme, "capacity --model", [best])
+open("README.md", "w").write(readme)
+PY

@@ -1,0 +1,314 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"frontier/sim"
+)
+
+// Prober runs the deployment under load x (requests/s, +Inf = every
+// request at t = 0; in a closed loop the --max-concurrency) with the
+// workload's seed and n requests.
+type Prober func(x float64, seed int64, n int) *Outcome
+
+// Search is a capacity search: the highest load at which every SLO
+// holds for every seed, at steady state.
+type Search struct {
+	Probe     Prober
+	SLOs      []SLO
+	Precision float64 // relative width of the final bracket, e.g. 0.02
+	Seeds     []int64 // every seed must hold
+	Requests  int     // requests of a probe before any lengthening
+	// Lengthen is how many times a probe whose queue or TTFT is still
+	// growing (sim.DetectGrowth) is rerun with twice the requests before
+	// it fails for growing.
+	Lengthen int
+	// ClosedLoop searches the highest max concurrency (integers from 1;
+	// the queue is bounded by it, so growth is not judged).
+	ClosedLoop bool
+	Jobs       int // seeds probed in parallel
+}
+
+// Probe is one load level of a search, over every seed.
+type Probe struct {
+	X    float64
+	Held bool
+	// Why is the first reason it failed: an SLO ("ttft:p99 612.30 ms >
+	// 500 ms"), growth, or the refusal; "" when it held.
+	Why string
+	// Values are the SLOs' statistics, ms, the worst over the seeds.
+	Values []float64
+	// Means over the seeds: request and output throughput (per s) and
+	// mean TPOT (ms), as bench serve reports them.
+	RequestThroughput, OutputThroughput, MeanTPOTMs float64
+	Requests                                        int     // the longest probe run, requests
+	Signals                                         Signals // of the first seed
+	GPUs                                            int
+	Refused                                         string
+	Pools                                           []string // pool names of the deployment ("" co-located)
+}
+
+// Capacity is a search's answer.
+type Capacity struct {
+	X      float64 // the highest load that held; 0 when none did
+	At     *Probe  // the probe at X (nil when none held)
+	Above  *Probe  // the lowest load that failed (nil when none did)
+	Probes []Probe // in the order they ran
+	Limit  string  // what binds at capacity, from the runs' own signals
+	// Refused is why the deployment does not run at all (vLLM's reason).
+	Refused string
+}
+
+// maxDoublings bounds the upward bracket (a load 2^20 above the start).
+const maxDoublings = 20
+
+// Run searches: a saturated probe (every request at t = 0) gives the
+// engines' throughput as the first upper bound; the bracket widens by
+// doubling (halving) until one end fails (holds), then bisects until the
+// bracket is within Precision. Closed loop: concurrency 1, 2, 4, … until
+// one fails, then integer bisection.
+func (s *Search) Run() *Capacity {
+	c := &Capacity{}
+	var lo, hi float64
+	probe := func(x float64) *Probe {
+		p := s.probe(x)
+		c.Probes = append(c.Probes, *p)
+		return p
+	}
+	if s.ClosedLoop {
+		lo, hi = 0, 1
+	} else {
+		sat := s.probe(math.Inf(1))
+		if sat.Refused != "" {
+			c.Refused = sat.Refused
+			return c
+		}
+		hi = roundSig(sat.RequestThroughput, 4)
+		if !(hi > 0) {
+			c.Refused = "the saturated probe completed no request"
+			return c
+		}
+	}
+	for k := 0; ; k++ {
+		p := probe(hi)
+		if p.Refused != "" {
+			c.Refused = p.Refused
+			return c
+		}
+		if !p.Held || k == maxDoublings {
+			break
+		}
+		lo = hi
+		hi *= 2
+	}
+	if lo == 0 && !s.ClosedLoop {
+		lo = hi / 2
+		for k := 0; k < maxDoublings; k++ {
+			if probe(lo).Held {
+				break
+			}
+			hi, lo = lo, lo/2
+		}
+		if !c.last().Held {
+			lo = 0
+		}
+	}
+	for lo > 0 && (hi-lo)/lo > s.Precision {
+		mid := roundSig((lo+hi)/2, 4)
+		if mid <= lo || mid >= hi {
+			mid = (lo + hi) / 2
+		}
+		if s.ClosedLoop {
+			if hi-lo <= 1 {
+				break
+			}
+			mid = math.Floor(mid)
+		}
+		if probe(mid).Held {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	c.X = lo
+	for i := range c.Probes {
+		p := &c.Probes[i]
+		if p.X == lo && p.Held {
+			c.At = p
+		}
+		if !p.Held && p.X >= lo && (c.Above == nil || p.X < c.Above.X) {
+			c.Above = p
+		}
+	}
+	c.Limit = bindingLimit(c)
+	return c
+}
+
+func (c *Capacity) last() *Probe { return &c.Probes[len(c.Probes)-1] }
+
+// probe runs load x for every seed (in parallel) and combines them.
+func (s *Search) probe(x float64) *Probe {
+	type trial struct {
+		p       Probe
+		failed  bool
+		refused string
+	}
+	trials := make([]trial, len(s.Seeds))
+	_ = Ordered(len(s.Seeds), s.Jobs, func(k int) trial {
+		p := s.trial(x, s.Seeds[k])
+		return trial{p: *p}
+	}, func(k int, t trial) error { trials[k] = t; return nil }, nil)
+	out := trials[0].p
+	out.Held = true
+	out.Why = ""
+	n := float64(len(trials))
+	out.RequestThroughput, out.OutputThroughput, out.MeanTPOTMs = 0, 0, 0
+	for _, t := range trials {
+		p := t.p
+		if p.Refused != "" {
+			out.Refused, out.Held, out.Why = p.Refused, false, p.Refused
+			return &out
+		}
+		if !p.Held && out.Held {
+			out.Held, out.Why = false, p.Why
+		}
+		for i, v := range p.Values {
+			out.Values[i] = math.Max(out.Values[i], v)
+		}
+		out.RequestThroughput += p.RequestThroughput / n
+		out.OutputThroughput += p.OutputThroughput / n
+		out.MeanTPOTMs += p.MeanTPOTMs / n
+		out.Requests = max(out.Requests, p.Requests)
+	}
+	return &out
+}
+
+// trial probes one seed: a probe that meets every SLO but is still
+// growing is rerun twice as long, up to Lengthen times, then fails.
+func (s *Search) trial(x float64, seed int64) *Probe {
+	n := s.Requests
+	for k := 0; ; k++ {
+		o := s.Probe(x, seed, n)
+		p := &Probe{X: x, Requests: n, Refused: o.Refused}
+		if o.Refused != "" {
+			p.Why = o.Refused
+			return p
+		}
+		p.GPUs = GPUs(o.Setup)
+		for _, d := range o.Setup.Pools {
+			p.Pools = append(p.Pools, d.Pool)
+		}
+		p.Signals = o.Signals
+		p.RequestThroughput = o.Summary.RequestThroughput
+		p.OutputThroughput = o.Summary.OutputThroughput
+		p.MeanTPOTMs = o.Summary.Latencies["mean_tpot_ms"]
+		p.Held = true
+		for _, slo := range s.SLOs {
+			v := slo.Value(o.Result)
+			p.Values = append(p.Values, v)
+			if !slo.Holds(v) && p.Held {
+				p.Held, p.Why = false, fmt.Sprintf("%s %s ms > %s ms", slo.Name(), fmtMs(v), fmtMs(slo.LimitMs))
+			}
+		}
+		if !p.Held || s.ClosedLoop || math.IsInf(x, 1) {
+			return p
+		}
+		g := sim.DetectGrowth(o.Result.Requests)
+		if !g.Growing {
+			return p
+		}
+		if k >= s.Lengthen {
+			p.Held, p.Why = false, fmt.Sprintf("still growing after %d requests: %s", n, g.Reason)
+			return p
+		}
+		n *= 2
+	}
+}
+
+func fmtMs(v float64) string {
+	if math.IsInf(v, 1) {
+		return "inf (failed requests)"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// bindingLimit names what stops the deployment at capacity, from the
+// signals of the lowest failing load (else the capacity probe): a
+// disaggregated deployment's busier pool; preemptions or a full KV cache;
+// a saturated API server (merged SSE chunks over 10 % of tokens, as
+// sim.Diagnose); engines busy (≥ 90 % of the run): compute; otherwise the
+// SLOs bind before the engines fill (latency).
+func bindingLimit(c *Capacity) string {
+	p := c.Above
+	if p == nil {
+		p = c.At
+	}
+	if p == nil || p.Refused != "" {
+		return ""
+	}
+	sg := p.Signals
+	var why string
+	if c.Above != nil {
+		why = fmt.Sprintf("; above capacity (%s): %s", fmtX(c.Above.X), c.Above.Why)
+	}
+	if len(sg.Busy) > 1 {
+		pre, dec := sg.Busy["prefill"], sg.Busy["decode"]
+		pool, a, b := "decode", dec, pre
+		if pre > dec {
+			pool, a, b = "prefill", pre, dec
+		}
+		other := map[string]string{"decode": "prefill", "prefill": "decode"}[pool]
+		return fmt.Sprintf("%s pool (busy %.0f %% vs %s %.0f %%)%s", pool, 100*a, other, 100*b, why)
+	}
+	busy := 0.0
+	for _, b := range sg.Busy {
+		busy = math.Max(busy, b)
+	}
+	switch {
+	case sg.Preemptions > 0 || sg.PeakKV >= 0.95:
+		return fmt.Sprintf("KV capacity (%d preemptions, KV cache peak %.0f %%)%s", sg.Preemptions, 100*sg.PeakKV, why)
+	case sg.MergedChunks > 0.1:
+		return fmt.Sprintf("API server (%.0f %% of output tokens in merged SSE chunks)%s", 100*sg.MergedChunks, why)
+	case busy >= 0.9:
+		return fmt.Sprintf("compute (engines busy %.0f %% of the run)%s", 100*busy, why)
+	}
+	return fmt.Sprintf("latency: the SLOs bind before the engines fill (busy %.0f %%)%s", 100*busy, why)
+}
+
+// roundSig rounds x to n significant digits, so that the loads probed
+// (and the launch lines at capacity) read as 59.52, not 59.51735649.
+func roundSig(x float64, n int) float64 {
+	if x == 0 || math.IsInf(x, 0) {
+		return x
+	}
+	scale := math.Pow(10, float64(n)-math.Ceil(math.Log10(math.Abs(x))))
+	return math.Round(x*scale) / scale
+}
+
+func fmtX(x float64) string { return fmt.Sprintf("%.4g", x) }
+
+// Sorted returns the probes by load, each load once (its last run).
+func (c *Capacity) Sorted() []Probe {
+	by := map[float64]Probe{}
+	for _, p := range c.Probes {
+		by[p.X] = p
+	}
+	out := make([]Probe, 0, len(by))
+	for _, p := range by {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].X < out[j].X })
+	return out
+}
+
+// SLOList writes the SLOs as given, comma-separated.
+func SLOList(slos []SLO) string {
+	var parts []string
+	for _, o := range slos {
+		parts = append(parts, o.String())
+	}
+	return strings.Join(parts, ", ")
+}
