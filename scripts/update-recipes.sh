@@ -37,7 +37,7 @@ def replace(readme, prefix, blocks):
 
 def sweep(out):
     notes = [l for l in out if l.startswith("[")]
-    return cut(out[:6] + notes[:1])
+    return cut(out[:6] + notes[:1], 160)
 
 def capacity(out):
     return cut(out[:10]) + ["..."]
