@@ -72,6 +72,9 @@ type Attention struct {
 	decode    map[headKey]grid2
 	Notes     []string
 	Cov       Coverage
+	// latent: MLA core rows (one latent KV head): prefill is looked up by
+	// its own head shape, never through the multi-head row.
+	latent bool
 	// shape caches DecodeMs's choice of table shape for the last heads
 	// asked (a predictor always asks the same): choose walks the table's
 	// shapes, and the substitution note only needs noting once.
@@ -201,7 +204,11 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 	// same query heads is used when present: the imported H200 GQA prefill
 	// rows imply up to 9.9 PFLOP/s (32/1 heads, isl 4096), ten times the
 	// chip's dense bf16 peak, so they cannot be taken as measured.
-	k, _, ok := choose(a.prefill, int64(h), int64(h))
+	var k headKey
+	ok := false
+	if !a.latent {
+		k, _, ok = choose(a.prefill, int64(h), int64(h))
+	}
 	if !ok {
 		k, _, ok = choose(a.prefill, int64(h), int64(kv))
 	}

@@ -106,9 +106,9 @@ func TestKVCapacityLlama2H100(t *testing.T) {
 func TestMemoryRefusals(t *testing.T) {
 	c := llamaConfig(t, "meta-llama/Llama-2-7b-hf", "h100-sxm", 1)
 	_, err := PlanMemory(c, 0.1, 2048, 16, 4096, nil)
-	assert.ErrorContains(t, err, "No available memory for the cache blocks")
+	assert.EqualError(t, err, "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
 	_, err = PlanMemory(c, 0.9, 2048, 16, 200000, nil)
-	assert.ErrorContains(t, err, "max seq len (200000) is larger than the maximum number of tokens that can be stored in KV cache (119152)")
+	assert.ErrorContains(t, err, "To serve at least one request with the models's max seq len (200000), (97.66 GiB KV cache is needed, which is larger than the available KV cache memory (58.18 GiB). Based on the available memory, the estimated maximum model length is 119152. ")
 	big := llamaConfig(t, "meta-llama/Llama-3.1-70B-Instruct", "h100-sxm", 1)
 	_, err = PlanMemory(big, 0.9, 2048, 16, 4096, nil)
 	assert.ErrorContains(t, err, "model weights take")
@@ -129,14 +129,14 @@ func TestTP2LayerComposition(t *testing.T) {
 	h := m.HiddenSize
 	bw := c.Hardware.MemBandwidth
 	want := 2*memBoundMs(float64(tok*h*2*3), bw) +
-		p.gemm.Ms(tok, (64/2+2*8/2)*128, h) +
+		p.bf16.Ms(tok, (64/2+2*8/2)*128, h) +
 		memBoundMs(float64(tok*(32+4)*128*2*2), bw) +
-		p.gemm.Ms(tok, h, 64/2*128) +
-		p.gemm.Ms(tok, 2*22016/2, h) +
+		p.bf16.Ms(tok, h, 64/2*128) +
+		p.bf16.Ms(tok, 2*22016/2, h) +
 		memBoundMs(float64(tok*22016)*2*1.5, bw) +
-		p.gemm.Ms(tok, h, 22016/2) +
+		p.bf16.Ms(tok, h, 22016/2) +
 		2*p.comm.Ms("all_reduce", "vllm_graph", int64(tok*h), 0)
-	assert.InDelta(t, want, p.layerDenseMs(tok, true), 1e-12)
+	assert.InDelta(t, 48*want, p.layerDenseMs(tok, true), 1e-12, "48 layers of one kind")
 	assert.Greater(t, p.comm.Ms("all_reduce", "vllm_graph", int64(tok*h), 0), 0.0)
 }
 
@@ -182,7 +182,7 @@ func TestEPDispatchAndExperts(t *testing.T) {
 		}
 	}
 	require.NotZero(t, row)
-	assert.InDelta(t, row, p.moe.Ms(512), 1e-12)
+	assert.InDelta(t, row, p.moes[profiles.FormatBF16].Ms(512), 1e-12)
 }
 
 // A TP/EP split the MoE table lacks is priced from the nearest measured
@@ -198,14 +198,14 @@ func TestMoENearestSplit(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 0.4, tp4.Ms(16), 1e-12)
 	assert.InDelta(t, 1.5, tp4.Ms(256), 1e-12)
-	assert.Contains(t, tp4.Note, "tp=2 ep=1 latency × 2/4")
+	assert.Contains(t, tp4.Notes, "moe: no rows for tp=4 ep=1; tp=2 ep=1 latency × 2/4")
 	tp3, err := NewMoE(rows, "bfloat16", 64, 128, 2, 8, 3, 1, "balanced")
 	require.NoError(t, err)
 	assert.InDelta(t, 4.0/3, tp3.Ms(256), 1e-12)
 	exact, err := NewMoE(rows, "bfloat16", 64, 128, 2, 8, 2, 1, "balanced")
 	require.NoError(t, err)
 	assert.InDelta(t, 3.0, exact.Ms(256), 1e-12)
-	assert.Empty(t, exact.Note)
-	_, err = NewMoE(rows, "bfloat16", 64, 128, 2, 16, 2, 1, "balanced")
-	assert.ErrorContains(t, err, "no bfloat16 rows")
+	assert.Empty(t, exact.Notes)
+	_, err = NewMoE(rows, "fp8", 64, 128, 2, 16, 2, 1, "balanced")
+	assert.ErrorContains(t, err, "moe table has no fp8 rows")
 }

@@ -3,6 +3,7 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"frontier/profiles"
 )
@@ -12,12 +13,15 @@ type Config struct {
 	Model    profiles.ModelSpec
 	Hardware profiles.Hardware
 	Tables   *profiles.Tables
-	TP       int    // tensor-parallel size
-	PP       int    // pipeline-parallel size (layers split evenly)
-	Dtype    string // weights/activations table dtype: bfloat16 | fp8
-	KVDtype  string // kv cache table dtype: bfloat16 | fp8
-	Eager    bool   // enforce_eager
-	Host     HostModel
+	TP       int // tensor-parallel size
+	PP       int // pipeline-parallel size (layers split evenly)
+	// Dtype is the 16-bit table dtype of activations and unquantized
+	// weights (bfloat16; fp16 is priced from it). Quantized weights take
+	// their rows from Model.Quant (profiles.GemmDtype, MoEDtypes).
+	Dtype   string
+	KVDtype string // kv cache table dtype: bfloat16 | fp8
+	Eager   bool   // enforce_eager
+	Host    HostModel
 	// MoEDistribution is the routing distribution priced: balanced (default)
 	// or a power_law_<alpha> present in the moe table.
 	MoEDistribution string
@@ -38,16 +42,19 @@ type Config struct {
 // use (it memoizes); build one per engine.
 type Predictor struct {
 	cfg      Config
-	gemm     *Gemm
-	attn     *Attention
-	moe      *MoE
+	gemms    map[string]*Gemm // by gemm_dtype: bfloat16 always, plus the quantized dtypes used
+	bf16     *Gemm            // gemms["bfloat16"]: LM head, router, MLA's absorbed BMMs
+	attn     *Attention       // attention (MLA: the latent attention core tables)
+	moes     map[profiles.WeightFormat]*MoE
 	comm     *Comm
 	moeComm  *Comm // collectives over the MoE group (TP × DP ranks)
 	elem     *Elementwise
 	moeGroup int
-	layers   int // layers on this pipeline stage
+	kinds    []layerKind // layer kinds of the priced stage
+	layers   int         // layers on this pipeline stage
+	chunked  int         // of which with chunked local attention (Llama-4)
 	// per-rank shapes
-	heads, kvHeads, qkvN, oK, upN, downK, vocabN int
+	heads, kvHeads, qkvN, oK, upN, downK, sharedN, sharedK, vocabN int
 	// memos
 	dense  []float64 // per-layer token-dependent time (ms) by padded tokens, graph
 	denseE []float64 // same, eager
@@ -59,11 +66,12 @@ type Predictor struct {
 	// and a hit skips the map's hashing and probing.
 	decodeHot *[decodeHotSize]decodeSlot
 	prefill   map[Chunk]float64
+	mlaDecode []float64 // mlaDecodeMs by decodes
 	Notes     []string
 }
 
-// New builds a predictor; it fails when the tables lack the dtype or a
-// shape family the model needs.
+// New builds a predictor; it fails when the tables lack a dtype or a
+// shape family the model needs (an *UnpricedError names it).
 func New(cfg Config) (*Predictor, error) {
 	cfg, err := withDefaults(cfg)
 	if err != nil {
@@ -71,26 +79,23 @@ func New(cfg Config) (*Predictor, error) {
 	}
 	m := cfg.Model
 	p := newEmpty(cfg)
-	if p.gemm, err = NewGemm(cfg.Tables.Gemm, cfg.Dtype); err != nil {
-		return nil, fmt.Errorf("dtype %s: %w", cfg.Dtype, err)
+	if err := p.buildGemms(); err != nil {
+		return nil, err
 	}
-	if p.attn, err = NewAttention(cfg.Tables, m.HeadDim, cfg.KVDtype); err != nil {
+	if m.IsMLA() {
+		if p.attn, err = NewMLAAttention(cfg.Tables, m, cfg.KVDtype); err != nil {
+			return nil, err
+		}
+	} else if p.attn, err = NewAttention(cfg.Tables, m.HeadDim, cfg.KVDtype); err != nil {
 		return nil, err
 	}
 	p.attn.PeakFLOPS = cfg.Hardware.BF16FLOPS
 	if m.IsMoE() {
-		tp, ep := p.moeGroup, 1
-		if cfg.ExpertParallel {
-			tp, ep = 1, p.moeGroup
-		}
-		if p.moe, err = NewMoE(cfg.Tables.MoE, cfg.Dtype, m.HiddenSize, m.MoEIntermediateSize, m.NumExpertsPerToken, m.NumExperts, tp, ep, cfg.MoEDistribution); err != nil {
+		if err := p.buildMoEs(); err != nil {
 			return nil, err
 		}
 		if cfg.DP > 1 {
 			p.moeComm = NewComm(cfg.Tables.Comm, p.moeGroup)
-		}
-		if p.moe.Note != "" {
-			p.Notes = append(p.Notes, p.moe.Note)
 		}
 	}
 	p.comm = NewComm(cfg.Tables.Comm, cfg.TP)
@@ -112,6 +117,9 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.All2AllBackend == "" {
 		cfg.All2AllBackend = "allgather_reducescatter"
 	}
+	if cfg.Dtype == "" {
+		cfg.Dtype = "bfloat16"
+	}
 	return cfg, nil
 }
 
@@ -124,13 +132,21 @@ func newEmpty(cfg Config) *Predictor {
 		p.moeGroup = cfg.TP * cfg.DP
 	}
 	t := cfg.TP
-	p.layers = (m.NumLayers + cfg.PP - 1) / cfg.PP
+	var lo, hi int
+	p.kinds, lo, hi = stageKinds(m, cfg.PP)
+	p.layers = hi - lo
+	p.chunked = chunkedLayers(m, lo, hi)
 	p.heads = m.NumHeads / t
 	p.kvHeads = max(1, m.NumKVHeads/t)
+	if m.IsMLA() {
+		p.kvHeads = 1 // one latent per token, read by every head
+	}
 	p.qkvN = (p.heads + 2*p.kvHeads) * m.HeadDim
 	p.oK = p.heads * m.HeadDim
 	p.upN = 2 * m.IntermediateSize / t
 	p.downK = m.IntermediateSize / t
+	p.sharedN = 2 * m.SharedExpertIntermediateSize / t
+	p.sharedK = m.SharedExpertIntermediateSize / t
 	p.vocabN = (m.VocabSize + t - 1) / t
 	return p
 }
@@ -141,19 +157,20 @@ func (p *Predictor) Config() Config { return p.cfg }
 // Coverage sums lookups and extrapolations over every operator family.
 func (p *Predictor) Coverage() Coverage {
 	var c Coverage
-	covs := []*Coverage{&p.gemm.Cov, &p.attn.Cov, &p.comm.Cov, &p.elem.Cov}
+	covs := []*Coverage{&p.attn.Cov, &p.comm.Cov, &p.elem.Cov}
+	for _, d := range sortedKeys(p.gemms) {
+		covs = append(covs, &p.gemms[d].Cov)
+	}
 	if p.moeComm != nil {
 		covs = append(covs, &p.moeComm.Cov)
+	}
+	for _, f := range sortedKeys(p.moes) {
+		covs = append(covs, &p.moes[f].Cov)
 	}
 	for _, x := range covs {
 		c.Lookups += x.Lookups
 		c.Extrapolated += x.Extrapolated
 		c.Examples = append(c.Examples, x.Examples...)
-	}
-	if p.moe != nil {
-		c.Lookups += p.moe.Cov.Lookups
-		c.Extrapolated += p.moe.Cov.Extrapolated
-		c.Examples = append(c.Examples, p.moe.Cov.Examples...)
 	}
 	return c
 }
@@ -163,11 +180,12 @@ func (p *Predictor) AllNotes() []string {
 	return append(append([]string{}, p.Notes...), p.attn.Notes...)
 }
 
-// layerDenseMs is one layer's token-count-dependent work at t tokens
-// (norms, QKV/O/MLP or MoE GEMMs, rotary, activation, TP all-reduces),
-// milliseconds, memoized by t. The norms, rotary and SiLU-and-mul are
-// priced by Elementwise: from the ops table where it measured them
-// (h200-sxm's defaults), else by the bytes they move.
+// layerDenseMs is the priced stage's token-count-dependent work at t
+// tokens, summed over its layers (kindMs per layer kind: norms, QKV/O/MLP
+// or MoE GEMMs, rotary, activation, TP all-reduces), milliseconds,
+// memoized by t. The norms, rotary and SiLU-and-mul are priced by
+// Elementwise: from the ops table where it measured them (h200-sxm's
+// defaults), else by the bytes they move.
 func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
 	memo := &p.dense
 	if !graph {
@@ -176,24 +194,9 @@ func (p *Predictor) layerDenseMs(t int, graph bool) float64 {
 	if t < len(*memo) && (*memo)[t] > 0 {
 		return (*memo)[t]
 	}
-	m := p.cfg.Model
-	h := m.HiddenSize
 	ms := 0.0
-	ms += 2 * p.elem.Ms("rmsnorm", t, h) // input + post-attention fused add-RMSNorm
-	ms += p.gemm.Ms(t, p.qkvN, h)
-	ms += p.elem.Ms("rotary", t, (p.heads+p.kvHeads)*m.HeadDim) // q and k of this rank
-	ms += p.gemm.Ms(t, h, p.oK)
-	if m.IsMoE() {
-		ms += p.gemm.Ms(t, m.NumExperts, h) // router
-		ms += p.moe.Ms(t * p.cfg.DP)        // every DP rank's tokens reach the experts
-		ms += p.dispatchMs(t)
-	} else {
-		ms += p.gemm.Ms(t, p.upN, h)
-		ms += p.elem.Ms("silu_and_mul", t, p.downK) // read 2I/TP, write I/TP
-		ms += p.gemm.Ms(t, h, p.downK)
-	}
-	if p.cfg.TP > 1 {
-		ms += 2 * p.comm.AllReduceMs(int64(t)*int64(h), graph, p.cfg.Hardware.IntraNodeBW)
+	for i := range p.kinds {
+		ms += float64(p.kinds[i].n) * p.kindMs(&p.kinds[i], t, graph)
 	}
 	if t < 1<<16 {
 		for len(*memo) <= t {
@@ -285,9 +288,10 @@ func (p *Predictor) prefillAttnMs(c Chunk) float64 {
 	return v
 }
 
-// DeviceMs is the step's GPU time, milliseconds: layers × (dense work at
-// the padded token count + attention on the real requests), plus
-// embedding, final norm, LM head on the logits rows and the sampler.
+// DeviceMs is the step's GPU time, milliseconds: the stage's dense work at
+// the padded token count, its layers' attention on the real requests
+// (attentionMs), plus embedding, final norm, LM head on the logits rows
+// and the sampler.
 // The final norm is vLLM's fused residual add + RMSNorm, priced from the
 // ops table's rmsnorm rows where measured; without rows it keeps the
 // bytes of a plain RMSNorm (read and write tokens × hidden bf16), the
@@ -297,12 +301,7 @@ func (p *Predictor) DeviceMs(b *Batch) float64 {
 	if t < b.NumTokens {
 		t = b.NumTokens
 	}
-	perLayer := p.layerDenseMs(t, b.Graph)
-	attn := p.decodeAttnMs(b.NumDecodes, b.DecodeCtxSum)
-	for _, c := range b.Prefills {
-		attn += p.prefillAttnMs(c)
-	}
-	ms := float64(p.layers) * (perLayer + attn)
+	ms := p.layerDenseMs(t, b.Graph) + p.attentionMs(b)
 	ms += p.endsMs(t)
 	if rows := b.NumRequests; rows > 0 {
 		ms += p.headMs(rows)
@@ -342,7 +341,7 @@ func (p *Predictor) headMs(rows int) float64 {
 		return p.head[rows]
 	}
 	m := p.cfg.Model
-	ms := p.gemm.Ms(rows, p.vocabN, m.HiddenSize)
+	ms := p.bf16.Ms(rows, p.vocabN, m.HiddenSize) // the LM head is never quantized
 	if p.cfg.TP > 1 {
 		ms += p.comm.Ms("all_gather", "nccl", int64(rows)*int64(p.vocabN), p.cfg.Hardware.IntraNodeBW)
 	}
@@ -398,4 +397,14 @@ func (p *Predictor) Step(b *Batch, async bool) StepTime {
 		wall = gpu + host
 	}
 	return StepTime{DeviceNs: int64(dev), LaunchNs: int64(launch), HostNs: int64(host), WallNs: int64(math.Ceil(wall))}
+}
+
+// sortedKeys returns a map's keys in order (deterministic iteration).
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

@@ -53,19 +53,26 @@ func (t *Template) New(cfg Config) (*Predictor, error) {
 	}
 	src := t.proto
 	p := newEmpty(cfg)
-	g := *src.gemm
-	g.Cov = Coverage{}
-	p.gemm = &g
-	p.attn = &Attention{PeakFLOPS: src.attn.PeakFLOPS, headDim: src.attn.headDim, prefill: src.attn.prefill, decode: src.attn.decode}
+	p.gemms = make(map[string]*Gemm, len(src.gemms))
+	for d, sg := range src.gemms {
+		g := *sg
+		g.Cov = Coverage{}
+		p.gemms[d] = &g
+	}
+	p.bf16 = p.gemms["bfloat16"]
+	p.attn = &Attention{PeakFLOPS: src.attn.PeakFLOPS, headDim: src.attn.headDim, prefill: src.attn.prefill, decode: src.attn.decode, latent: src.attn.latent}
 	p.comm = freshComm(src.comm)
 	e := *src.elem
 	e.Cov = Coverage{}
 	p.elem = &e
 	p.moeComm = freshComm(src.moeComm)
-	if src.moe != nil {
-		m := *src.moe
-		m.Cov = Coverage{}
-		p.moe = &m
+	if src.moes != nil {
+		p.moes = make(map[profiles.WeightFormat]*MoE, len(src.moes))
+		for f, sm := range src.moes {
+			m := *sm
+			m.Cov = Coverage{}
+			p.moes[f] = &m
+		}
 	}
 	p.Notes = append(p.Notes, src.Notes...)
 	return p, nil

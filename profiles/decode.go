@@ -103,6 +103,35 @@ var (
 	generationAttnSpec = attnSpec("generation attention")
 )
 
+// mlaSpec decodes aiconfigurator's MLA core tables (context_mla_perf,
+// generation_mla_perf) into attention rows: num_heads query heads per GPU
+// over one latent KV head of MLAHeadDim values.
+func mlaSpec(name string) tableSpec[AttnRow] {
+	return tableSpec[AttnRow]{
+		name:     name,
+		required: []string{"batch_size", "isl", "step", "num_heads", "mla_dtype", "kv_cache_dtype", "latency"},
+		decode: func(r *rowView) AttnRow {
+			return AttnRow{
+				BatchSize:    r.int("batch_size", false),
+				ISL:          r.int("isl", false),
+				Step:         r.int("step", false),
+				NumHeads:     r.int("num_heads", false),
+				NumKVHeads:   1,
+				HeadDim:      MLAHeadDim,
+				AttnDtype:    r.str("mla_dtype"),
+				KVCacheDtype: r.str("kv_cache_dtype"),
+				LatencyMs:    r.latency("latency", false),
+				EagerMs:      r.latency("eager_latency", true),
+			}
+		},
+	}
+}
+
+var (
+	contextMLASpec    = mlaSpec("context mla")
+	generationMLASpec = mlaSpec("generation mla")
+)
+
 var moeSpec = tableSpec[MoERow]{
 	name: "moe",
 	required: []string{"moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk",

@@ -37,20 +37,21 @@ var embeddedModelIDs = []embeddedModel{
 	{"mistral-nemo-instruct-2407", []string{"mistralai/Mistral-Nemo-Instruct-2407"}},
 	{"yi-34b", []string{"01-ai/Yi-34B"}},
 	{"llama-4-scout-17b-16e-instruct-fp8-dynamic", []string{"RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"}},
-	// Multi-head latent attention: known so that they fail as unsupported
-	// rather than unknown.
+	// Multi-head latent attention (DeepSeek-V2-Lite); GLM-5.2 is known so
+	// that it fails as unsupported (sparse attention) rather than unknown.
 	{"deepseek-v2-lite", []string{"deepseek-ai/DeepSeek-V2-Lite"}},
 	{"glm-5.2-fp8", []string{"zai-org/GLM-5.2-FP8"}},
 }
 
 // supportedArchitectures is what every "not supported" error offers instead.
-const supportedArchitectures = "supported: dense Llama/Mistral/Qwen-style GQA and Mixtral/Qwen-MoE/Llama-4 MoE"
+const supportedArchitectures = "supported: dense Llama/Mistral/Qwen-style GQA, Mixtral/Qwen-MoE/Llama-4 MoE, and DeepSeek-V2/V3 multi-head latent attention with shared experts"
 
 // LoadModel returns the spec of a known HuggingFace id (KnownModels, matched
 // case-insensitively, or the embedded folder name such as llama-2-7b-hf), else
 // of the config.json at idOrPath (a file, or a directory holding one).
-// Architectures the predictor cannot price (multi-head latent attention,
-// mixed dense/MoE layer stacks, configs lacking a required field) are errors.
+// Architectures the predictor cannot price (sparse attention, interleaved
+// dense/MoE layer stacks, configs lacking a required field) and
+// quantization schemes it cannot read are errors.
 func LoadModel(idOrPath string) (ModelSpec, error) {
 	key := strings.ToLower(strings.TrimSpace(idOrPath))
 	for _, m := range embeddedModelIDs {
@@ -88,6 +89,17 @@ func containsFold(ids []string, key string) bool {
 		}
 	}
 	return false
+}
+
+// EmbeddedModels lists the canonical HuggingFace id of every embedded
+// config, supported or not, sorted (LoadModel says why one is not).
+func EmbeddedModels() []string {
+	out := make([]string, 0, len(embeddedModelIDs))
+	for _, m := range embeddedModelIDs {
+		out = append(out, m.ids[0])
+	}
+	sort.Strings(out)
+	return out
 }
 
 var knownModels struct {
@@ -169,11 +181,8 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 		}
 		return fmt.Errorf("model %s: architecture %s (%s) is not supported; %s", id, arch, why, supportedArchitectures)
 	}
-	switch {
-	case c.has("kv_lora_rank"):
-		return ModelSpec{}, unsupported("multi-head latent attention")
-	case c.has("n_routed_experts"):
-		return ModelSpec{}, unsupported("shared + routed experts, DeepSeek style")
+	if c.has("index_topk") {
+		return ModelSpec{}, unsupported("DeepSeek sparse attention (index_topk): no operator table prices its indexer")
 	}
 	var err error
 	need := func(dst *int, key string) {
@@ -212,6 +221,7 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 	}
 	optional(&spec.NumExperts, "num_local_experts") // Mixtral, Llama-4
 	optional(&spec.NumExperts, "num_experts")       // Qwen-MoE
+	optional(&spec.NumExperts, "n_routed_experts")  // DeepSeek
 	optional(&spec.NumExpertsPerToken, "num_experts_per_tok")
 	if spec.NumExperts > 0 {
 		if err := checkAllLayersMoE(c, unsupported); err != nil {
@@ -221,6 +231,10 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 		spec.MoEIntermediateSize = spec.IntermediateSize // Mixtral, Llama-4: experts use intermediate_size
 		optional(&spec.MoEIntermediateSize, "moe_intermediate_size")
 		optional(&spec.SharedExpertIntermediateSize, "shared_expert_intermediate_size") // Qwen2-MoE
+		var shared int
+		optional(&shared, "n_shared_experts") // DeepSeek: n shared experts of moe_intermediate_size
+		spec.SharedExpertIntermediateSize += shared * spec.MoEIntermediateSize
+		optional(&spec.FirstDenseLayers, "first_k_dense_replace")
 		if strings.HasPrefix(spec.ModelType, "llama4") {
 			// Llama-4's shared expert is an MLP of intermediate_size;
 			// intermediate_size_mlp sizes its dense layers.
@@ -230,8 +244,35 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 		if err == nil && (spec.MoEIntermediateSize <= 0 || spec.NumExpertsPerToken <= 0) {
 			err = unsupported("MoE config lacks moe_intermediate_size/intermediate_size or num_experts_per_tok")
 		}
+		if err == nil && spec.FirstDenseLayers >= spec.NumLayers {
+			err = unsupported(fmt.Sprintf("first_k_dense_replace %d leaves no MoE layer of %d", spec.FirstDenseLayers, spec.NumLayers))
+		}
 	} else {
 		need(&spec.IntermediateSize, "intermediate_size")
+	}
+	optional(&spec.KVLoraRank, "kv_lora_rank")
+	if spec.KVLoraRank > 0 {
+		optional(&spec.QLoraRank, "q_lora_rank")
+		need(&spec.QKNopeHeadDim, "qk_nope_head_dim")
+		need(&spec.QKRopeHeadDim, "qk_rope_head_dim")
+		need(&spec.VHeadDim, "v_head_dim")
+	}
+	optional(&spec.AttentionChunkSize, "attention_chunk_size")
+	if spec.AttentionChunkSize > 0 {
+		spec.NoPELayerInterval = 4 // transformers' Llama4TextConfig default no_rope_layer_interval
+		optional(&spec.NoPELayerInterval, "no_rope_layer_interval")
+		if layers := c["no_rope_layers"]; layers != nil {
+			// An explicit list (1 = rope, 0 = NoPE); empty means the default.
+			if arr, _ := layers.([]any); len(arr) > 0 {
+				spec.NoPELayerInterval = 0
+				for i, v := range arr {
+					if n, _ := v.(json.Number); n.String() == "0" {
+						spec.NoPELayerInterval = i + 1
+						break
+					}
+				}
+			}
+		}
 	}
 	if err != nil {
 		return ModelSpec{}, err
@@ -257,47 +298,35 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 	if spec.TorchDtype == "" {
 		spec.TorchDtype = c.str("dtype") // newer transformers write "dtype"
 	}
-	spec.Quantization = quantization(top)
+	spec.RotaryDim = spec.HeadDim
+	if spec.IsMLA() {
+		spec.RotaryDim = spec.QKRopeHeadDim
+		spec.HeadDim = spec.QKNopeHeadDim + spec.QKRopeHeadDim
+	}
+	if f, ok := c["partial_rotary_factor"].(json.Number); ok {
+		if v, e := f.Float64(); e == nil && v > 0 && v < 1 {
+			spec.RotaryDim = int(float64(spec.HeadDim) * v)
+		}
+	}
+	if vc, ok := top["vision_config"].(map[string]any); ok {
+		spec.VisionParams = visionParams(hfConfig(vc), spec.HiddenSize)
+	}
+	if spec.Quant, err = parseQuant(top); err != nil {
+		return ModelSpec{}, fmt.Errorf("model %s: config.json %w", id, err)
+	}
 	return spec, nil
 }
 
-// checkAllLayersMoE rejects MoE models whose stack mixes dense and MoE layers;
-// ModelSpec describes one layer kind for the whole stack.
+// checkAllLayersMoE rejects MoE models whose stack interleaves dense and
+// MoE layers; leading dense layers (first_k_dense_replace) are supported.
 func checkAllLayersMoE(c hfConfig, unsupported func(string) error) error {
 	if layers, ok := c["mlp_only_layers"].([]any); ok && len(layers) > 0 {
 		return unsupported("mixed dense and MoE layers (mlp_only_layers)")
 	}
-	for _, key := range []string{"decoder_sparse_step", "interleave_moe_layer_step"} {
+	for _, key := range []string{"decoder_sparse_step", "interleave_moe_layer_step", "moe_layer_freq"} {
 		if v, ok, _ := c.int(key); ok && v > 1 {
 			return unsupported(fmt.Sprintf("mixed dense and MoE layers (%s %d)", key, v))
 		}
 	}
-	if v, ok, _ := c.int("first_k_dense_replace"); ok && v > 0 {
-		return unsupported("mixed dense and MoE layers (first_k_dense_replace)")
-	}
 	return nil
-}
-
-// quantization returns the weights' quantization: quantization_config's
-// quant_method, except that compressed-tensors with 8-bit float weights (the
-// "FP8-dynamic" checkpoints) reads "fp8". "" when not quantized.
-func quantization(top hfConfig) string {
-	q, ok := top["quantization_config"].(map[string]any)
-	if !ok {
-		return ""
-	}
-	method, _ := q["quant_method"].(string)
-	if method != "compressed-tensors" {
-		return method
-	}
-	groups, _ := q["config_groups"].(map[string]any)
-	for _, g := range groups {
-		gm, _ := g.(map[string]any)
-		w, _ := gm["weights"].(map[string]any)
-		bits, _ := w["num_bits"].(json.Number)
-		if kind, _ := w["type"].(string); kind == "float" && bits.String() == "8" {
-			return "fp8"
-		}
-	}
-	return method
 }

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,7 +13,7 @@ func TestLoadModelKnown(t *testing.T) {
 	llama2 := ModelSpec{
 		Architecture: "LlamaForCausalLM", ModelType: "llama",
 		HiddenSize: 4096, NumLayers: 32, NumHeads: 32, NumKVHeads: 32, HeadDim: 128,
-		IntermediateSize: 11008, VocabSize: 32000, MaxPositionEmbeddings: 4096, TorchDtype: "float16",
+		IntermediateSize: 11008, VocabSize: 32000, MaxPositionEmbeddings: 4096, TorchDtype: "float16", RotaryDim: 128,
 	}
 	tests := []struct {
 		id   string
@@ -24,34 +25,26 @@ func TestLoadModelKnown(t *testing.T) {
 		{"mistralai/Mixtral-8x7B-v0.1", ModelSpec{
 			Architecture: "MixtralForCausalLM", ModelType: "mixtral",
 			HiddenSize: 4096, NumLayers: 32, NumHeads: 32, NumKVHeads: 8, HeadDim: 128,
-			IntermediateSize: 14336, VocabSize: 32000, MaxPositionEmbeddings: 32768, TorchDtype: "bfloat16",
+			IntermediateSize: 14336, VocabSize: 32000, MaxPositionEmbeddings: 32768, TorchDtype: "bfloat16", RotaryDim: 128,
 			NumExperts: 8, NumExpertsPerToken: 2, MoEIntermediateSize: 14336,
 		}},
 		{"Qwen/Qwen3-30B-A3B", ModelSpec{
 			Architecture: "Qwen3MoeForCausalLM", ModelType: "qwen3_moe",
 			HiddenSize: 2048, NumLayers: 48, NumHeads: 32, NumKVHeads: 4, HeadDim: 128,
-			IntermediateSize: 6144, VocabSize: 151936, MaxPositionEmbeddings: 40960, TorchDtype: "bfloat16",
+			IntermediateSize: 6144, VocabSize: 151936, MaxPositionEmbeddings: 40960, TorchDtype: "bfloat16", RotaryDim: 128,
 			NumExperts: 128, NumExpertsPerToken: 8, MoEIntermediateSize: 768,
 		}},
 		// Qwen2.5 states sliding_window 131072 with use_sliding_window false: no window.
 		{"Qwen/Qwen2.5-7B-Instruct", ModelSpec{
 			Architecture: "Qwen2ForCausalLM", ModelType: "qwen2",
 			HiddenSize: 3584, NumLayers: 28, NumHeads: 28, NumKVHeads: 4, HeadDim: 128,
-			IntermediateSize: 18944, VocabSize: 152064, MaxPositionEmbeddings: 32768, TorchDtype: "bfloat16",
+			IntermediateSize: 18944, VocabSize: 152064, MaxPositionEmbeddings: 32768, TorchDtype: "bfloat16", RotaryDim: 128,
 		}},
 		// head_dim 128 given explicitly (5120 / 32 would be 160).
 		{"mistralai/Mistral-Nemo-Instruct-2407", ModelSpec{
 			Architecture: "MistralForCausalLM", ModelType: "mistral",
 			HiddenSize: 5120, NumLayers: 40, NumHeads: 32, NumKVHeads: 8, HeadDim: 128,
-			IntermediateSize: 14336, VocabSize: 131072, MaxPositionEmbeddings: 131072, TorchDtype: "bfloat16",
-		}},
-		// Llama-4 keeps its language model in text_config; FP8 through compressed-tensors.
-		{"RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", ModelSpec{
-			Architecture: "Llama4ForConditionalGeneration", ModelType: "llama4",
-			HiddenSize: 5120, NumLayers: 48, NumHeads: 40, NumKVHeads: 8, HeadDim: 128,
-			IntermediateSize: 16384, VocabSize: 202048, MaxPositionEmbeddings: 10485760, TorchDtype: "bfloat16",
-			NumExperts: 16, NumExpertsPerToken: 1, MoEIntermediateSize: 8192, SharedExpertIntermediateSize: 8192,
-			Quantization: "fp8",
+			IntermediateSize: 14336, VocabSize: 131072, MaxPositionEmbeddings: 131072, TorchDtype: "bfloat16", RotaryDim: 128,
 		}},
 	}
 	for _, tc := range tests {
@@ -81,10 +74,11 @@ func TestLoadModelAliases(t *testing.T) {
 
 func TestKnownModels(t *testing.T) {
 	known := KnownModels()
-	assert.Len(t, known, 12, "the 14 embedded configs less the two MLA models")
+	assert.Len(t, known, 13, "the 14 embedded configs less GLM-5.2 (sparse attention)")
 	assert.Contains(t, known, "meta-llama/Llama-2-7b-hf")
 	assert.Contains(t, known, "Qwen/Qwen3-30B-A3B")
-	assert.NotContains(t, known, "deepseek-ai/DeepSeek-V2-Lite")
+	assert.Contains(t, known, "deepseek-ai/DeepSeek-V2-Lite")
+	assert.NotContains(t, known, "zai-org/GLM-5.2-FP8")
 	assert.IsIncreasing(t, known)
 }
 
@@ -102,7 +96,9 @@ func TestLoadModelFromPath(t *testing.T) {
 		assert.Equal(t, 4096, m.SlidingWindow)
 		assert.Equal(t, 128, m.HeadDim, "hidden / heads")
 		assert.True(t, m.TieWordEmbeddings)
-		assert.Equal(t, "fp8", m.Quantization)
+		require.NotNil(t, m.Quant)
+		assert.Equal(t, "fp8", m.Quant.Method)
+		assert.Equal(t, FormatFP8Tensor, m.Quant.Linear)
 	}
 }
 
@@ -114,9 +110,7 @@ func TestLoadModelErrors(t *testing.T) {
 		"num_hidden_layers":48,"num_attention_heads":32,"vocab_size":151936,"num_experts":128,
 		"num_experts_per_tok":8,"moe_intermediate_size":768,"mlp_only_layers":[0,1]}`)
 	tests := []struct{ id, want string }{
-		{"deepseek-ai/DeepSeek-V2-Lite", "model deepseek-ai/DeepSeek-V2-Lite: architecture DeepseekV2ForCausalLM " +
-			"(multi-head latent attention) is not supported; supported: dense Llama/Mistral/Qwen-style GQA and Mixtral/Qwen-MoE"},
-		{"glm-5.2-fp8", "architecture GlmMoeDsaForCausalLM (multi-head latent attention) is not supported"},
+		{"glm-5.2-fp8", "model glm-5.2-fp8: architecture GlmMoeDsaForCausalLM (DeepSeek sparse attention (index_topk): no operator table prices its indexer) is not supported; supported: dense Llama/Mistral/Qwen-style GQA, Mixtral/Qwen-MoE/Llama-4 MoE, and DeepSeek-V2/V3"},
 		{dir, "architecture GPT2LMHeadModel (config.json lacks hidden_size) is not supported"},
 		{mixed, "(mixed dense and MoE layers (mlp_only_layers)) is not supported"},
 		{"acme/NoSuchModel-7B", `model "acme/NoSuchModel-7B": not a known model id nor an existing config.json path (known: 01-ai/Yi-34B,`},
@@ -160,4 +154,30 @@ func TestKVBytesPerTokenPerLayer(t *testing.T) {
 	llama3, err := LoadModel("meta-llama/Llama-3.1-8B-Instruct")
 	require.NoError(t, err)
 	assert.Equal(t, int64(2*8*128*1), llama3.KVBytesPerTokenPerLayer(1))
+}
+
+// The embedded configs are ../shared/data/models, byte for byte: every
+// config there is known (frontier models lists it) and none drifted.
+func TestEmbeddedModelsAreTheSharedOnes(t *testing.T) {
+	shared := filepath.Join("..", "..", "shared", "data", "models")
+	entries, err := os.ReadDir(shared)
+	if os.IsNotExist(err) {
+		t.Skip("no ../shared/data/models here")
+	}
+	require.NoError(t, err)
+	folders := map[string]bool{}
+	for _, m := range embeddedModelIDs {
+		folders[m.folder] = true
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		require.True(t, folders[e.Name()], "shared model %s is not embedded (profiles/models, embeddedModelIDs)", e.Name())
+		want, err := os.ReadFile(filepath.Join(shared, e.Name(), "config.json"))
+		require.NoError(t, err)
+		got, err := embeddedModels.ReadFile("models/" + e.Name() + "/config.json")
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), e.Name())
+	}
 }

@@ -16,6 +16,8 @@ func Overlay(top, base *Tables) *Tables {
 		out.DecodeContextOffset = base.DecodeContextOffset
 	}
 	fill(&out.MoE, base.MoE, "moe", &taken)
+	fill(&out.ContextMLA, base.ContextMLA, "context mla", &taken)
+	fill(&out.GenerationMLA, base.GenerationMLA, "generation mla", &taken)
 	fill(&out.Comm, base.Comm, "collectives", &taken)
 	fill(&out.Ops, base.Ops, "elementwise ops", &taken)
 	if len(taken) > 0 {

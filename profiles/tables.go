@@ -27,6 +27,11 @@ type AttnRow struct {
 	EagerMs      float64 // same shape launched eagerly (no CUDA graph, host launch included), milliseconds; 0 = not measured
 }
 
+// MLAHeadDim is the HeadDim of MLA rows: the kernels aiconfigurator
+// measured read DeepSeek's latent, kv_lora_rank 512 + qk_rope_head_dim 64
+// values per token (with qk_nope_head_dim 128 and v_head_dim 128).
+const MLAHeadDim = 576
+
 // MoERow is one measured fused-MoE layer (router excluded): NumTokens tokens,
 // each routed to TopK of NumExperts experts of shape Hidden→Inter→Hidden.
 type MoERow struct {
@@ -73,8 +78,16 @@ type Tables struct {
 	ContextAttn    []AttnRow
 	GenerationAttn []AttnRow
 	MoE            []MoERow
-	Comm           []CommRow
-	Ops            []OpRow
+	// ContextMLA and GenerationMLA are the latent-attention core of
+	// DeepSeek-style MLA (aiconfigurator context_mla_perf,
+	// generation_mla_perf): NumHeads query heads per GPU over one latent
+	// "KV head" of MLAHeadDim values, like ContextAttn/GenerationAttn
+	// otherwise. Their decode step is the context length − 1 (the only
+	// MLA source, aiconfigurator, counts it that way).
+	ContextMLA    []AttnRow
+	GenerationMLA []AttnRow
+	Comm          []CommRow
+	Ops           []OpRow
 	// DecodeContextOffset turns a GenerationAttn Step into the context
 	// length the decode attends to: context = Step + DecodeContextOffset.
 	// aiconfigurator's tables count step as context − 1 (their grid is

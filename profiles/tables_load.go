@@ -138,7 +138,7 @@ func LoadTables(dir string) (*Tables, error) {
 }
 
 func isAIConfiguratorLayout(fsys fs.FS) bool {
-	for _, d := range []string{"gemm", "attention", "moe", "comm"} {
+	for _, d := range []string{"gemm", "attention", "moe", "comm", "mla"} {
 		if st, err := fs.Stat(fsys, d); err == nil && st.IsDir() {
 			return true
 		}
@@ -159,7 +159,7 @@ func loadAIConfigurator(fsys fs.FS, root, display string) (*Tables, error) {
 			return
 		}
 		dir := path.Join(root, family, framework)
-		ver, verr := newestVersion(fsys, dir)
+		ver, verr := newestVersionWith(fsys, dir, file)
 		if verr != nil {
 			err = fmt.Errorf("load tables %s: %w", path.Join(display, family, framework), verr)
 			return
@@ -196,6 +196,14 @@ func loadAIConfigurator(fsys fs.FS, root, display string) (*Tables, error) {
 		t.MoE, e = readTable(p, d, moeSpec)
 		return
 	})
+	load("mla", "vllm", "context_mla_perf.parquet", func(p string, d []byte) (e error) {
+		t.ContextMLA, e = readTable(p, d, contextMLASpec)
+		return
+	})
+	load("mla", "vllm", "generation_mla_perf.parquet", func(p string, d []byte) (e error) {
+		t.GenerationMLA, e = readTable(p, d, generationMLASpec)
+		return
+	})
 	// vLLM's custom all-reduce: backend column vllm_graph | vllm_eager.
 	load("comm", "vllm", "custom_allreduce_perf.parquet", func(p string, d []byte) error {
 		rows, e := readTable(p, d, commSpec("allreduce_dtype", ""))
@@ -221,10 +229,10 @@ func loadAIConfigurator(fsys fs.FS, root, display string) (*Tables, error) {
 	return t, nil
 }
 
-// newestVersion returns the highest version-named subfolder of dir ("" when
-// dir does not exist or is empty). Versions compare numerically part by part,
-// so 2.29.2 > 2.27.3 > 2.23.
-func newestVersion(fsys fs.FS, dir string) (string, error) {
+// newestVersionWith returns the highest version-named subfolder of dir that
+// holds file ("" when none does): a version folder that only declares reuse
+// of another (reuse.yaml) or lacks this table falls through to the next.
+func newestVersionWith(fsys fs.FS, dir, file string) (string, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
@@ -238,11 +246,13 @@ func newestVersion(fsys fs.FS, dir string) (string, error) {
 			vers = append(vers, e.Name())
 		}
 	}
-	if len(vers) == 0 {
-		return "", nil
+	sort.Slice(vers, func(i, j int) bool { return versionLess(vers[j], vers[i]) })
+	for _, v := range vers {
+		if _, err := fs.Stat(fsys, path.Join(dir, v, file)); err == nil {
+			return v, nil
+		}
 	}
-	sort.Slice(vers, func(i, j int) bool { return versionLess(vers[i], vers[j]) })
-	return vers[len(vers)-1], nil
+	return "", nil
 }
 
 // versionLess orders dotted versions numerically; non-numeric parts compare as text.

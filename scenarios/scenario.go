@@ -39,8 +39,12 @@ type Scenario struct {
 // Deployment is one co-located vLLM deployment: the `vllm serve` flags that
 // change serving, with vLLM's defaults for omitted keys.
 type Deployment struct {
-	Model                     string  `yaml:"model"`
-	Dtype                     string  `yaml:"dtype"` // auto = config.json torch_dtype
+	Model string `yaml:"model"`
+	Dtype string `yaml:"dtype"` // auto = config.json torch_dtype
+	// Quantization is vLLM's --quantization: "" = the checkpoint's
+	// quantization_config (if any); fp8 quantizes a 16-bit checkpoint
+	// online; another method must match the checkpoint's.
+	Quantization              string  `yaml:"quantization"`
 	TensorParallelSize        int     `yaml:"tensor_parallel_size"`
 	PipelineParallelSize      int     `yaml:"pipeline_parallel_size"`
 	DataParallelSize          int     `yaml:"data_parallel_size"`

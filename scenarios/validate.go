@@ -70,6 +70,12 @@ func (d *Deployment) Validate(path string) error {
 		return fmt.Errorf("%s: required (a known model id or a path to a HF config.json)", k("model"))
 	}
 	if !contains(Dtypes, d.Dtype) {
+		if strings.HasPrefix(strings.ToLower(d.Dtype), "fp8") {
+			// vLLM refuses it too (--dtype has no fp8 choice): FP8 weights
+			// are a quantization method.
+			return fmt.Errorf("%s: must be one of %s, got %q: fp8 weights are a quantization, not a dtype; use --quantization fp8 (scenario key %s)",
+				k("dtype"), strings.Join(Dtypes, ", "), d.Dtype, k("quantization"))
+		}
 		return fmt.Errorf("%s: must be one of %s, got %q", k("dtype"), strings.Join(Dtypes, ", "), d.Dtype)
 	}
 	if !contains(KVCacheDtypes, d.KVCacheDtype) {

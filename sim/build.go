@@ -27,8 +27,12 @@ type Deployment struct {
 	Capture   []int // CUDA-graph capture sizes (nil = eager)
 	Memory    predictor.MemoryPlan
 	Pred      predictor.Config
-	Async     bool
-	PP, DP    int
+	// Weights and KVCache say what the weights and the KV cache are
+	// stored in, for the summary ("bfloat16", "fp8 per-channel
+	// (compressed-tensors)"; "float16", "fp8").
+	Weights, KVCache string
+	Async            bool
+	PP, DP           int
 	// Lockstep: the DP engines step together (MoE with DP > 1).
 	Lockstep bool
 	// APIServers is the API server processes per instance
@@ -198,7 +202,7 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		return nil, fmt.Errorf("%s.pipeline_parallel_size: %d stages for %d layers", path, out.PP, m.NumLayers)
 	}
 	if g := tp * out.PP; g > out.Hardware.GPUsPerNode {
-		return nil, fmt.Errorf("%s: tensor_parallel_size × pipeline_parallel_size = %d GPUs exceeds one %s node (%d GPUs); multi-node engines are not simulated", path, g, out.Hardware.Name, out.Hardware.GPUsPerNode)
+		return nil, fmt.Errorf("%s: tensor_parallel_size × pipeline_parallel_size = %d GPUs, but one %s node has %d: vLLM would need a multi-node launch (--nnodes) with its collectives over the inter-node network, which Frontier does not price; use at most %d GPUs per engine and data_parallel_size for more", path, g, out.Hardware.Name, out.Hardware.GPUsPerNode, out.Hardware.GPUsPerNode)
 	}
 	if d.EnableExpertParallel && !m.IsMoE() {
 		return nil, fmt.Errorf("%s.enable_expert_parallel: %s has no experts", path, m.ID)
@@ -206,6 +210,10 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	if m.IsMoE() && d.EnableExpertParallel && m.NumExperts%(tp*out.DP) != 0 {
 		return nil, fmt.Errorf("%s.enable_expert_parallel: %d experts do not divide over %d ranks (TP × DP)", path, m.NumExperts, tp*out.DP)
 	}
+	if m, err = withQuantization(m, d.Quantization, path); err != nil {
+		return nil, err
+	}
+	out.Model = m
 	dtype, note, err := tableDtype(d.Dtype, m, path)
 	if err != nil {
 		return nil, err
@@ -214,9 +222,13 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		st.Notes = append(st.Notes, note)
 	}
 	kv := "bfloat16"
+	out.KVCache = modelDtype(d.Dtype, m)
 	if strings.HasPrefix(d.KVCacheDtype, "fp8") {
-		kv = "fp8"
+		kv, out.KVCache = "fp8", "fp8"
+	} else if d.KVCacheDtype != "auto" {
+		out.KVCache = d.KVCacheDtype
 	}
+	out.Weights = m.DescribeWeights(modelDtype(d.Dtype, m))
 	eng := engine.Config{
 		MaxNumSeqs: d.MaxNumSeqs, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxModelLen: d.MaxModelLen,
 		LongPrefillTokenThreshold: d.LongPrefillTokenThreshold, BlockSize: d.BlockSize,
@@ -245,7 +257,9 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		ExpertParallel: d.EnableExpertParallel, All2AllBackend: d.All2AllBackend, MoEDistribution: d.MoEDistribution,
 		Dtype: dtype, KVDtype: kv, Eager: d.EnforceEager, Host: st.Host,
 	}
-	out.tmpl, _ = predictor.SharedTemplate(out.Pred) // built once per process for each table set and shard
+	if out.tmpl, err = predictor.SharedTemplate(out.Pred); err != nil { // built once per process for each table set and shard
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	out.Memory, err = predictor.PlanMemory(out.Pred, d.GPUMemoryUtilization, eng.MaxNumBatchedTokens, eng.BlockSize, eng.MaxModelLen, d.NumGPUBlocksOverride)
 	if err != nil {
 		return nil, fmt.Errorf("%s does not start: %w", path, err)
@@ -283,16 +297,7 @@ func resolveModel(sc *scenarios.Scenario, model string) string {
 // tables: the same tensor-core rate and bytes on H100/H200 (a stated
 // equivalence, noted once).
 func tableDtype(flag string, m profiles.ModelSpec, path string) (string, string, error) {
-	d := flag
-	if d == "auto" {
-		d = m.TorchDtype
-		if d == "" || d == "float32" {
-			d = "bfloat16" // vLLM runs float32 checkpoints in bf16 by default on GPUs
-		}
-	}
-	if m.Quantization == "fp8" {
-		return "fp8", "", nil
-	}
+	d := modelDtype(flag, m)
 	switch d {
 	case "bfloat16":
 		return "bfloat16", "", nil
@@ -300,6 +305,41 @@ func tableDtype(flag string, m profiles.ModelSpec, path string) (string, string,
 		return "bfloat16", "dtype float16: priced from bfloat16 tables (same tensor-core rate and bytes on H100/H200)", nil
 	}
 	return "", "", fmt.Errorf("%s.dtype: no operator tables for %q (priced: bfloat16, float16)", path, d)
+}
+
+// modelDtype is the dtype vLLM runs the model's 16-bit tensors in:
+// --dtype, or with auto the config's torch_dtype (float32 checkpoints run
+// in bf16 on GPUs, as vLLM does by default).
+func modelDtype(flag string, m profiles.ModelSpec) string {
+	if flag != "auto" {
+		if flag == "half" {
+			return "float16"
+		}
+		return flag
+	}
+	if d := m.TorchDtype; d != "" && d != "float32" {
+		return d
+	}
+	return "bfloat16"
+}
+
+// withQuantization applies --quantization (deployment.quantization) to
+// the model as vLLM does: on a 16-bit checkpoint only fp8 (online) is
+// possible; on a quantized one it must name the checkpoint's method.
+func withQuantization(m profiles.ModelSpec, method, path string) (profiles.ModelSpec, error) {
+	if method == "" {
+		return m, nil
+	}
+	key := path + ".quantization"
+	if m.Quant.Quantized() {
+		return m, profiles.CheckQuantFlag(key, method, m.Quant)
+	}
+	q, err := profiles.QuantFromFlag(key, method)
+	if err != nil {
+		return m, err
+	}
+	m.Quant = q
+	return m, nil
 }
 
 // LoadHost reads a calibration file: JSON with a "host" object of

@@ -205,7 +205,7 @@ func TestParallelDeploymentRefusals(t *testing.T) {
 		d    func(*scenarios.Deployment)
 		want string
 	}{
-		{"tp beyond a node", func(d *scenarios.Deployment) { d.TensorParallelSize, d.PipelineParallelSize = 8, 2 }, "exceeds one h100-sxm node"},
+		{"tp beyond a node", func(d *scenarios.Deployment) { d.TensorParallelSize, d.PipelineParallelSize = 8, 2 }, "but one h100-sxm node has 8"},
 		{"ep on a dense model", func(d *scenarios.Deployment) { d.EnableExpertParallel = true }, "has no experts"},
 		{"batched tokens below seqs", func(d *scenarios.Deployment) { d.MaxNumSeqs, d.MaxNumBatchedTokens = 256, 128 }, "must be greater than or equal to max_num_seqs"},
 	} {

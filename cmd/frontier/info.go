@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,64 +29,6 @@ func newHardwareCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func newModelsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "models",
-		Short: "List the model ids known without a config path",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := cmd.OutOrStdout()
-			tables := map[string]*profiles.Tables{}
-			for _, hw := range []string{"h100-sxm", "h200-sxm"} {
-				if t, err := profiles.DefaultTables(hw); err == nil {
-					tables[hw] = t
-				}
-			}
-			for _, id := range profiles.KnownModels() {
-				m, err := profiles.LoadModel(id)
-				if err != nil {
-					fmt.Fprintf(w, "%-56s (not simulated: %v)\n", id, err)
-					continue
-				}
-				kind := "dense"
-				if m.IsMoE() {
-					kind = fmt.Sprintf("MoE %d experts top-%d", m.NumExperts, m.NumExpertsPerToken)
-				}
-				fmt.Fprintf(w, "%-56s %6.1fB params  %2d layers  %-22s %s\n", id, float64(m.ParamCount())/1e9, m.NumLayers, kind, pricedOn(m, tables))
-			}
-			return nil
-		},
-	}
-}
-
-// pricedOn says on which hardware's embedded tables the model's
-// operators can be priced (a predictor builds at TP 1), e.g.
-// "tables: h100-sxm h200-sxm" or "tables: none (moe table has no fp8 rows ...)".
-func pricedOn(m profiles.ModelSpec, tables map[string]*profiles.Tables) string {
-	dtype := "bfloat16"
-	if m.Quantization == "fp8" {
-		dtype = "fp8"
-	}
-	var ok []string
-	var why error
-	for _, hw := range []string{"h100-sxm", "h200-sxm"} {
-		h, err := profiles.LookupHardware(hw)
-		if err != nil || tables[hw] == nil {
-			continue
-		}
-		if _, err := predictor.New(predictor.Config{Model: m, Hardware: h, Tables: tables[hw], TP: 1, PP: 1,
-			Dtype: dtype, KVDtype: "bfloat16"}); err != nil {
-			why = err
-			continue
-		}
-		ok = append(ok, hw)
-	}
-	if len(ok) == 0 {
-		return fmt.Sprintf("tables: none (%v)", why)
-	}
-	return "tables: " + strings.Join(ok, " ")
 }
 
 // tablesNote says whose operator tables a preset uses.

@@ -41,6 +41,7 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		if d.Pred.ExpertParallel {
 			desc += fmt.Sprintf(", EP %d", d.Pred.TP*d.DP)
 		}
+		desc += fmt.Sprintf(", weights %s, KV cache %s", d.Weights, d.KVCache)
 		line(role, desc)
 		line("  KV cache per engine:", fmt.Sprintf("%d blocks (%d tokens)", d.Memory.NumBlocks, d.Memory.MaxTokens(d.Engine.BlockSize)))
 	}

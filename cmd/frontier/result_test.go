@@ -111,21 +111,6 @@ func TestResultDirNotLeftBehind(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(root, "leftover"))
 }
 
-// `frontier models` says which embedded tables can price each model, and
-// why not when none can.
-func TestModelsSaysWhereItIsPriced(t *testing.T) {
-	out, _, err := run(t, "models")
-	require.NoError(t, err)
-	lines := map[string]string{}
-	for _, l := range regexp.MustCompile(`\n`).Split(out, -1) {
-		if f := regexp.MustCompile(`^(\S+)\s`).FindStringSubmatch(l); f != nil {
-			lines[f[1]] = l
-		}
-	}
-	assert.Contains(t, lines["mistralai/Mixtral-8x7B-v0.1"], "tables: h100-sxm h200-sxm")
-	assert.Contains(t, lines["RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"], "tables: none (moe table has no fp8 rows")
-}
-
 // --goodput adds bench serve's goodput line and key; without it the key is
 // null. --input-len/--output-len are bench serve's general forms.
 func TestGoodputAndLenAliases(t *testing.T) {

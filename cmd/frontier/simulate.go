@@ -52,6 +52,7 @@ type simFlags struct {
 	percentiles, percentileMetrics string
 	quiet                          bool
 	policy                         policyFlags
+	quant                          quantFlags // --quantization (quant_flags.go)
 
 	data datasetFlags // sessions, lengths, --random-prefix-len (session_flags.go)
 }
@@ -93,7 +94,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.StringVar(&f.calib, "calibration", "", "host-overhead calibration JSON (frontier calibrate)")
 	// vllm serve
 	fl.StringVar(&f.model, "model", "meta-llama/Llama-3.1-8B-Instruct", "model id (list: frontier models) or path to a HF config.json")
-	fl.StringVar(&f.dtype, "dtype", "auto", "weights dtype: auto | bfloat16 | float16")
+	fl.StringVar(&f.dtype, "dtype", "auto", "weights dtype: auto | bfloat16 | float16 | half (fp8 weights: --quantization fp8)")
 	fl.IntVarP(&f.tp, "tensor-parallel-size", "t", 1, "tensor-parallel size")
 	fl.IntVar(&f.pp, "pipeline-parallel-size", 1, "pipeline-parallel size")
 	fl.IntVar(&f.dp, "data-parallel-size", 1, "data-parallel size")
@@ -145,6 +146,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
 	addPolicyFlags(fl, &f.policy)
 	addDatasetFlags(fl, &f.data)
+	addQuantFlags(fl, &f.quant)
 	return cmd, f
 }
 
@@ -220,7 +222,7 @@ var deploymentFlags = []string{"model", "dtype", "tensor-parallel-size", "pipeli
 	"enable-expert-parallel", "no-enable-expert-parallel", "max-num-seqs", "max-num-batched-tokens", "max-model-len", "gpu-memory-utilization",
 	"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "long-prefill-token-threshold", "enforce-eager",
 	"kv-cache-dtype", "num-gpu-blocks-override", "cuda-graph-sizes", "async-scheduling", "no-async-scheduling", "api-server-count",
-	"scheduling-policy"}
+	"scheduling-policy", "quantization"}
 
 func setFlags(set func(string) bool, names []string) []string {
 	var out []string
@@ -248,6 +250,7 @@ func applyDeployment(d *scenarios.Deployment, f *simFlags, set func(string) bool
 	if set("dtype") {
 		d.Dtype = f.dtype
 	}
+	applyQuantFlags(d, &f.quant, set)
 	if set("tensor-parallel-size") {
 		d.TensorParallelSize = f.tp
 	}
@@ -474,6 +477,9 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	s, setup, err := sim.Build(sc, opt)
 	if err != nil {
 		return bad(err)
+	}
+	for _, l := range setup.StartupLog() {
+		fmt.Fprintln(stderr, "info:", l)
 	}
 	res := s.Run()
 	setup.Finish(s, res)

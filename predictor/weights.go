@@ -1,0 +1,175 @@
+package predictor
+
+import (
+	"frontier/profiles"
+)
+
+// vocabPadding is vLLM's DEFAULT_VOCAB_PADDING_SIZE: the embedding and LM
+// head rows are padded to a multiple of 64 before the vocab-parallel split
+// (vllm/model_executor/layers/vocab_parallel_embedding.py).
+const vocabPadding = 64
+
+// StageLayers splits layers over pp pipeline stages as vLLM's
+// get_pp_indices does (vllm/distributed/utils.py): layers/pp each, the
+// remainder one each to the stages before the last, counted backwards
+// (7 layers over 3 stages: 2, 3, 2).
+func StageLayers(layers, pp int) []int {
+	out := make([]int, pp)
+	for i := range out {
+		out[i] = layers / pp
+	}
+	for i := 2; i < layers%pp+2; i++ {
+		out[pp-i]++
+	}
+	return out
+}
+
+// stageRange is the half-open layer range [lo, hi) of stage s.
+func stageRange(layers, pp, s int) (lo, hi int) {
+	parts := StageLayers(layers, pp)
+	for i := 0; i < s; i++ {
+		lo += parts[i]
+	}
+	return lo, lo + parts[s]
+}
+
+// formatBytes is the memory, in bytes, of an out × in weight stored in
+// format f with group size g (FormatInt4), scales included:
+//
+//   - bf16: 2 bytes per weight;
+//   - fp8 per-tensor: 1 byte per weight + one fp32 scale;
+//   - fp8 per-channel, int8: 1 byte + an fp32 scale per output row;
+//   - fp8 block: 1 byte + an fp32 scale per 128 × 128 block;
+//   - int4: ½ byte + an fp16 scale per g inputs per row, plus a 4-bit
+//     zero point per group when asymmetric (AWQ);
+//   - nvfp4: ½ byte + an fp8 scale per 16 weights + two fp32 global scales;
+//   - mxfp4: ½ byte + an e8m0 scale per 32 weights.
+//
+// Sources: vLLM's create_weights of Fp8LinearMethod, CompressedTensorsW8A8Fp8,
+// FBGEMMFp8LinearMethod, AWQ/GPTQ Marlin, ModelOptNvFp4LinearMethod and
+// Mxfp4MoEMethod (vllm/model_executor/layers/quantization/).
+func formatBytes(f profiles.WeightFormat, out, in int64, g int, zeros bool) int64 {
+	n := out * in
+	switch f {
+	case profiles.FormatFP8Tensor:
+		return n + 4
+	case profiles.FormatFP8Channel, profiles.FormatInt8:
+		return n + 4*out
+	case profiles.FormatFP8Block:
+		return n + 4*ceilDiv(out, 128)*ceilDiv(in, 128)
+	case profiles.FormatInt4:
+		if g <= 0 {
+			g = int(in) // per-channel
+		}
+		groups := out * ceilDiv(in, int64(g))
+		b := n/2 + 2*groups
+		if zeros {
+			b += groups / 2
+		}
+		return b
+	case profiles.FormatNVFP4:
+		return n/2 + n/16 + 8
+	case profiles.FormatMXFP4:
+		return n/2 + n/32
+	}
+	return 2 * n
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// formatOf is the stored format of weight w under the model's quantization.
+func formatOf(q *profiles.Quant, w profiles.Weight) profiles.WeightFormat {
+	switch {
+	case !w.Linear:
+		return profiles.FormatBF16
+	case w.Expert:
+		return q.ExpertFormatOf(w.Name)
+	}
+	return q.FormatOf(w.Name)
+}
+
+// WeightBytesPerRank is the model weights one GPU holds after loading, in
+// bytes (vLLM's "Model loading took X GiB"), on the pipeline stage that
+// holds the most (stages split as StageLayers; the embedding on the first
+// stage, the final norm and LM head on the last). Per weight (Weights):
+// its stored format (quantized linear layers and experts, 16-bit
+// otherwise), sharded as vLLM shards it: column-parallel outputs and
+// row-parallel inputs over TP (KV heads replicated when fewer than TP),
+// vocabulary rows padded to 64 then over TP, routed experts over the MoE
+// group (TP × DP ranks: intermediate dimension, or whole experts under
+// EP), the rest replicated. Plus the rotary cos/sin cache vLLM registers
+// as a buffer (max_position_embeddings × rotary dim, 16-bit; one per GPU,
+// shared by the layers) and the vision tower (Llama-4; sharded over TP
+// as mm_encoder_tp_mode "weights", vLLM's default).
+//
+// Checked against vLLM's logs (predictor tests): Llama-3.1-8B bf16 H100
+// 14.99 GiB, Llama-2-7b 12.55 GiB, Llama-3.3-70B-Instruct-FP8-dynamic TP2
+// 33.88 GiB per GPU.
+func WeightBytesPerRank(cfg Config) int64 {
+	m := cfg.Model
+	pp := max(1, cfg.PP)
+	var best int64
+	for s := 0; s < pp; s++ {
+		if b := stageWeightBytes(cfg, s); b > best {
+			best = b
+		}
+	}
+	best += int64(m.MaxPositionEmbeddings) * int64(m.RotaryDim) * 2
+	best += m.VisionParams * 2 / int64(max(1, cfg.TP))
+	return best
+}
+
+// stageWeightBytes is the weight bytes one TP rank of stage s holds.
+func stageWeightBytes(cfg Config, s int) int64 {
+	m := cfg.Model
+	pp := max(1, cfg.PP)
+	tp := int64(max(1, cfg.TP))
+	lo, hi := stageRange(m.NumLayers, pp, s)
+	moeGroup := tp * int64(max(1, cfg.DP))
+	q := m.Quant
+	var g int
+	var zeros bool
+	if q != nil {
+		g, zeros = q.GroupSize, q.ZeroPoints
+	}
+	kvRepl := !m.IsMLA() && int64(m.NumKVHeads) < tp
+	var total int64
+	for _, w := range m.Weights() {
+		switch {
+		case w.Layer >= 0 && (w.Layer < lo || w.Layer >= hi):
+			continue
+		case w.Name == "model.embed_tokens" && s != 0 && !(m.TieWordEmbeddings && s == pp-1):
+			continue
+		case (w.Name == "lm_head" || w.Name == "model.norm") && s != pp-1:
+			continue
+		}
+		f := formatOf(q, w)
+		out, in, count := w.Out, w.In, w.Count
+		switch w.Split {
+		case profiles.SplitColumn:
+			if kvRepl && (hasSuffix(w.Name, ".k_proj") || hasSuffix(w.Name, ".v_proj")) {
+				out = int64(m.HeadDim) // one replicated KV head per rank
+			} else {
+				out = ceilDiv(out, tp)
+			}
+		case profiles.SplitRow:
+			in = ceilDiv(in, tp)
+		case profiles.SplitVocab:
+			out = ceilDiv(ceilDiv(out, vocabPadding)*vocabPadding, tp)
+		case profiles.SplitExperts:
+			if cfg.ExpertParallel {
+				count = ceilDiv(count, moeGroup)
+			} else if hasSuffix(w.Name, ".w2") {
+				in = ceilDiv(in, moeGroup)
+			} else {
+				out = ceilDiv(out, moeGroup)
+			}
+		}
+		total += count * formatBytes(f, out, in, g, zeros)
+	}
+	return total
+}
+
+func hasSuffix(s, suffix string) bool {
+	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
+}
