@@ -56,11 +56,20 @@ func LoadModel(idOrPath string) (ModelSpec, error) {
 	key := strings.ToLower(strings.TrimSpace(idOrPath))
 	for _, m := range embeddedModelIDs {
 		if key == m.folder || containsFold(m.ids, key) {
+			if v, ok := embeddedSpecs.Load(m.folder); ok {
+				spec := v.(ModelSpec)
+				spec.ID = idOrPath
+				return spec, nil
+			}
 			data, err := embeddedModels.ReadFile(path.Join("models", m.folder, "config.json"))
 			if err != nil {
 				return ModelSpec{}, fmt.Errorf("model %s: %w", idOrPath, err)
 			}
-			return parseModelConfig(idOrPath, data)
+			spec, err := parseModelConfig(idOrPath, data)
+			if err == nil {
+				embeddedSpecs.Store(m.folder, spec)
+			}
+			return spec, err
 		}
 	}
 	file := idOrPath
@@ -81,6 +90,11 @@ func LoadModel(idOrPath string) (ModelSpec, error) {
 	}
 	return parseModelConfig(idOrPath, data)
 }
+
+// embeddedSpecs caches the parsed embedded configs by folder, so that
+// every load of one model shares its Quant (deployments of the same model
+// then share predictor templates, which key on the spec).
+var embeddedSpecs sync.Map
 
 func containsFold(ids []string, key string) bool {
 	for _, id := range ids {
