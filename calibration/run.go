@@ -56,6 +56,13 @@ func ScenarioFiles(dir string) ([]string, error) {
 // each cell (stage) with it. Rows come in file order; a scenario that
 // cannot run is an error naming it (other scenarios still run).
 func Gate(files []string, opt GateOptions) ([]Row, error) {
+	return forEachScenario(files, opt, func(f string) ([]Row, error) { return GateScenario(f, opt) })
+}
+
+// forEachScenario runs do on every scenario file that opt.Cells keeps, on
+// opt.Workers goroutines, and returns the results in file order; a file
+// that fails is an error naming it (the others still run).
+func forEachScenario[T any](files []string, opt GateOptions, do func(string) ([]T, error)) ([]T, error) {
 	if len(opt.Cells) > 0 {
 		files = slices.DeleteFunc(slices.Clone(files), func(f string) bool {
 			for _, c := range opt.Cells {
@@ -73,7 +80,7 @@ func Gate(files []string, opt GateOptions) ([]Row, error) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	rows := make([][]Row, len(files))
+	out := make([][]T, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
@@ -83,14 +90,14 @@ func Gate(files []string, opt GateOptions) ([]Row, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			rows[i], errs[i] = GateScenario(f, opt)
+			out[i], errs[i] = do(f)
 		}()
 	}
 	wg.Wait()
-	var all []Row
+	var all []T
 	var msgs []string
 	for i := range files {
-		all = append(all, rows[i]...)
+		all = append(all, out[i]...)
 		if errs[i] != nil {
 			msgs = append(msgs, errs[i].Error())
 		}

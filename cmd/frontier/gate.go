@@ -25,7 +25,7 @@ func newGateCmd() *cobra.Command {
 	var (
 		cells, calib, format string
 		seeds, workers       int
-		strict, replay       bool
+		strict, replay, obs  bool
 		only                 []string
 	)
 	cmd := &cobra.Command{
@@ -41,7 +41,12 @@ Runs with per-request replay files (<run>/replay/) add reported rows: the
 mean TPOT and median TTFT of the requests sent in each quarter of a stage
 ("tpot_mean@0-150s"), and the memory plan's KV blocks against vLLM's.
 --replay sends every request at its real time with its measured prompt
-length (a diagnostic: the verdicts that count come from the recipe).`,
+length (a diagnostic: the verdicts that count come from the recipe).
+
+--observations prints, instead of the gate, each run's reconstructed
+(running requests, context) → time per output token, real against
+simulated, beside the simulator's price of a pure decode step there
+(Markdown tables; runs without replay files are skipped).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" && format != "markdown" {
@@ -71,6 +76,18 @@ length (a diagnostic: the verdicts that count come from the recipe).`,
 					return bad(fmt.Errorf("--calibration: %w", err))
 				}
 				opt.Host = &h
+			}
+			if obs {
+				runs, err := calibration.Observe(files, opt, 5)
+				if err != nil && len(runs) == 0 {
+					return bad(err)
+				}
+				for _, r := range runs {
+					if err := calibration.RenderObservations(cmd.OutOrStdout(), r.Run, r.Bins); err != nil {
+						return err
+					}
+				}
+				return err
 			}
 			start := time.Now()
 			rows, err := calibration.Gate(files, opt)
@@ -119,6 +136,7 @@ length (a diagnostic: the verdicts that count come from the recipe).`,
 	fl.StringVar(&format, "format", "text", "text | json | markdown")
 	fl.BoolVar(&strict, "strict", false, "exit 1 when any cell fails")
 	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")
+	fl.BoolVar(&obs, "observations", false, "print each run's reconstructed (batch, context) → time per token, real vs simulated, and the decode step price (Markdown)")
 	fl.BoolVar(&replay, "replay", false, "send each run's requests at their real times with their measured prompt lengths (replay files; a diagnostic, not the verdict)")
 	return cmd
 }
