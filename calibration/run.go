@@ -280,6 +280,9 @@ func simulate(base *sim.Setup, host *predictor.HostModel) (*sim.Result, error) {
 		return nil, err
 	}
 	res := s.Run()
+	if res.Err != nil {
+		return nil, res.Err
+	}
 	st.Finish(s, res)
 	return res, nil
 }

@@ -173,3 +173,12 @@ func TestCausalPrefillRule(t *testing.T) {
 	assert.InDelta(t, 4*128*32*CausalPairs(16384, 0)/(edge/1e3)/1e12, tflops, 1e-6)
 	assert.Less(t, tflops, 300.0)
 }
+
+// Defect 3: Go's float-to-int64 conversion past 2^63 is undefined (it gave
+// negative step times); toNs saturates at MaxStepNs, NaN too.
+func TestStepTimesSaturate(t *testing.T) {
+	assert.Equal(t, MaxStepNs, toNs(1e12*1e6*80))
+	assert.Equal(t, MaxStepNs, toNs(math.NaN()))
+	assert.Equal(t, MaxStepNs, toNs(math.Inf(1)))
+	assert.Equal(t, int64(123), toNs(123.9))
+}

@@ -234,7 +234,7 @@ func (p *Predictor) StageSendNs(t int) int64 {
 		return 0
 	}
 	bytes := float64(t) * float64(p.cfg.Model.HiddenSize) * 2
-	return int64(bytes/p.cfg.Hardware.IntraNodeBW*1e9 + p.cfg.Hardware.P2PLatencySec*1e9)
+	return toNs(bytes/p.cfg.Hardware.IntraNodeBW*1e9 + p.cfg.Hardware.P2PLatencySec*1e9)
 }
 
 // decodeAttnMs memoizes decode attention by (requests, mean context
@@ -396,7 +396,23 @@ func (p *Predictor) Step(b *Batch, async bool) StepTime {
 	} else {
 		wall = gpu + host
 	}
-	return StepTime{DeviceNs: int64(dev), LaunchNs: int64(launch), HostNs: int64(host), WallNs: int64(math.Ceil(wall))}
+	return StepTime{DeviceNs: toNs(dev), LaunchNs: toNs(launch), HostNs: toNs(host), WallNs: toNs(math.Ceil(wall))}
+}
+
+// MaxStepNs is the longest step (or stage send) the predictor reports,
+// 2^56 ns ≈ 2.3 years: a price at or past it is saturated there, and the
+// simulator stops the run with an error rather than run on a clock that
+// would wrap (sim.MaxClockNs). Bounded tables (profiles/bounds.go) keep
+// real prices far below it.
+const MaxStepNs = int64(1) << 56
+
+// toNs converts ns to int64, saturating at MaxStepNs (NaN too); Go's
+// conversion of a float past int64 is undefined, and was negative.
+func toNs(x float64) int64 {
+	if !(x < float64(MaxStepNs)) {
+		return MaxStepNs
+	}
+	return int64(x)
 }
 
 // sortedKeys returns a map's keys in order (deterministic iteration).

@@ -14,6 +14,7 @@ type tableSpec[T any] struct {
 	name     string   // for errors: "load <name> table <path> row <n>: ..."
 	required []string // columns that must be present
 	decode   func(r *rowView) T
+	bound    func(T) error // the row's physical maximum (bounds.go); nil = none
 }
 
 // readTable decodes every row of one table file. Row numbers in errors count
@@ -51,6 +52,9 @@ func readTable[T any](path string, data []byte, spec tableSpec[T]) ([]T, error) 
 		}
 		view.cells, view.err = cells, nil
 		row := spec.decode(view)
+		if view.err == nil && spec.bound != nil {
+			view.err = spec.bound(row)
+		}
 		if view.err != nil {
 			return nil, fmt.Errorf("load %s table %s row %d: %w", spec.name, path, n, view.err)
 		}
@@ -71,6 +75,7 @@ var gemmSpec = tableSpec[GemmRow]{
 			EagerMs:   r.latency("eager_latency", true),
 		}
 	},
+	bound: gemmBound,
 }
 
 // attnSpec decodes context and generation attention alike. window_size is
@@ -95,6 +100,7 @@ func attnSpec(name string) tableSpec[AttnRow] {
 				EagerMs:      r.latency("eager_latency", true),
 			}
 		},
+		bound: attnBound,
 	}
 }
 
@@ -151,6 +157,7 @@ var moeSpec = tableSpec[MoERow]{
 			EagerMs:      r.latency("eager_latency", true),
 		}
 	},
+	bound: moeBound,
 }
 
 // commSpec decodes a collective table. dtypeCol is "dtype" in the flat layout,
@@ -179,6 +186,7 @@ func commSpec(dtypeCol, backend string) tableSpec[CommRow] {
 			}
 			return row
 		},
+		bound: commBound,
 	}
 }
 
@@ -195,4 +203,5 @@ var opsSpec = tableSpec[OpRow]{
 			EagerMs:   r.latency("eager_latency", true),
 		}
 	},
+	bound: opBound,
 }

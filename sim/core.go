@@ -108,6 +108,7 @@ func (c *Core) launch(s *Sim) {
 		c.Sched.Schedule(c.next)
 		c.hasNext = len(c.next.Items) > 0
 	}
+	s.checkStep(c, c.cost.WallNs)
 	s.queue.push(s.now+c.cost.WallNs, stepEnd{c})
 }
 

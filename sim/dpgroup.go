@@ -63,6 +63,7 @@ func (g *dpGroup) step(s *Sim) {
 		c.Steps++
 	}
 	g.busy, g.start = true, s.now
+	s.checkStep(g.cores[0], wall)
 	s.queue.push(s.now+wall, groupEnd{g})
 }
 

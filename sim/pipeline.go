@@ -62,6 +62,7 @@ func (c *Core) fillPipeline(s *Sim) {
 		if ss, ok := c.Pred.(stageSender); ok {
 			stage += ss.StageSendNs(f.batch.PaddedTokens)
 		}
+		s.checkStep(c, stage)
 		f.start, f.stage = s.now, stage
 		f.stages = f.stages[:0]
 		t := s.now

@@ -16,6 +16,10 @@ type Result struct {
 	Memory   predictor.MemoryPlan
 	Coverage predictor.Coverage
 	Notes    []string
+	// Err is why the run stopped early (its clock would have passed
+	// MaxClockNs, or a step was priced impossibly long); the records are
+	// then partial and no figure of the run should be reported.
+	Err error
 	// Growth is DetectGrowth's verdict on the run, set by Diagnose for a
 	// finite request rate (zero otherwise).
 	Growth Growth
@@ -25,7 +29,7 @@ type Result struct {
 }
 
 func (s *Sim) result() *Result {
-	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes}
+	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err}
 	res.Requests = make([]RequestRecord, len(s.records))
 	for _, r := range s.records {
 		res.Requests[r.out.ID] = r.out

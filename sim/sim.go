@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"frontier/predictor"
 	"frontier/sim/engine"
 	"frontier/sim/workload"
@@ -27,6 +29,32 @@ type Sim struct {
 	// maxModelLen rejects requests longer than max_model_len (0 = none).
 	maxModelLen int
 	tokDelay    int64 // delay after the API server per token, ns
+	// err stops the run (fail); Run returns it in Result.Err.
+	err error
+}
+
+// MaxClockNs is the latest time a run may reach, 2^62 ns ≈ 146 years:
+// an event past it (or before the clock) stops the run with an error in
+// Result.Err, so the int64 clock never wraps. With steps below
+// predictor.MaxStepNs and at most 64 pipeline stages, now + a step stays
+// below 2^63 − 1.
+const MaxClockNs = int64(1) << 62
+
+// fail stops the run with err (the first one wins).
+func (s *Sim) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// checkStep fails the run when a step's price saturated at
+// predictor.MaxStepNs: no real step lasts that long, so the operator
+// tables or the host calibration are wrong.
+func (s *Sim) checkStep(c *Core, wallNs int64) {
+	if wallNs >= predictor.MaxStepNs {
+		s.fail(fmt.Errorf("engine %d: a step priced at or past %d ns (%.3g years) at t = %.6g s; no real step is that long: check the operator tables (--profile-dir, profiles) and the host calibration (--calibration)",
+			c.ID, predictor.MaxStepNs, float64(predictor.MaxStepNs)/3.156e16, float64(s.now)/1e9))
+	}
 }
 
 // Options are a run's optional outputs.
@@ -57,8 +85,12 @@ func (s *Sim) Run() *Result {
 	if len(s.client.plan.Stages) > 0 {
 		s.queue.push(0, stageStart{0})
 	}
-	for len(s.queue.h) > 0 {
+	for len(s.queue.h) > 0 && s.err == nil {
 		it := s.queue.pop()
+		if it.at > MaxClockNs || it.at < s.now {
+			s.fail(fmt.Errorf("the simulated clock would pass %d ns (≈146 years), or run backwards, at an event scheduled for %d ns (now %d ns): the step prices are impossible; check the operator tables (--profile-dir, profiles) and the host calibration (--calibration)", MaxClockNs, it.at, s.now))
+			break
+		}
 		s.now = it.at
 		it.ev.handle(s)
 	}

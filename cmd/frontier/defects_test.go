@@ -90,3 +90,27 @@ func TestOddHeadModelRepeats(t *testing.T) {
 		assert.Equal(t, first, out, "run %d", i)
 	}
 }
+
+// Defect 3: a --profile-dir whose GEMM latencies are 1e12 or 1e9 ms is
+// refused at load (exit 2) naming the table, row and value; on main it
+// ran with negative step times and a wrapped clock, exit 0.
+func TestImpossibleTableLatenciesRefused(t *testing.T) {
+	for _, v := range []float64{1e12, 1e9} {
+		src := scaledTable(t, "../../profiles/measured/h200-sxm/gemm_perf.csv", 1)
+		rows := readCSV(t, filepath.Join(src, "gemm_perf.csv"))
+		lat := column(t, rows, "latency")
+		for _, r := range rows[1:] {
+			r[lat] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		f, err := os.Create(filepath.Join(src, "gemm_perf.csv"))
+		require.NoError(t, err)
+		require.NoError(t, csv.NewWriter(f).WriteAll(rows))
+		require.NoError(t, f.Close())
+		result := filepath.Join(t.TempDir(), "r.json")
+		_, _, err = run(t, withTiny("--profile-dir", src, "--save-result", "--result-filename", result)...)
+		require.Error(t, err)
+		assert.ErrorAs(t, err, new(usageError), "exit 2")
+		assert.Contains(t, err.Error(), "gemm_perf.csv row 1: latency: "+strconv.FormatFloat(v, 'g', -1, 64)+" ms is past the physical maximum")
+		assert.NoFileExists(t, result)
+	}
+}

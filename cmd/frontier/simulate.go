@@ -482,6 +482,13 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 		fmt.Fprintln(stderr, "info:", l)
 	}
 	res := s.Run()
+	if res.Err != nil {
+		if steps != nil { // partial: leave nothing behind
+			steps.close()
+			os.Remove(f.stepsCSV)
+		}
+		return bad(res.Err)
+	}
 	setup.Finish(s, res)
 	rate, single := singleRate(sc)
 	res.Notes = append(res.Notes, sim.Diagnose(res, single && !math.IsInf(rate, 1))...)

@@ -80,6 +80,10 @@ func Simulate(sc *scenarios.Scenario, opt RunOptions) *Outcome {
 		return o
 	}
 	res := s.Run()
+	if res.Err != nil {
+		o.Refused = res.Err.Error()
+		return o
+	}
 	st.Finish(s, res)
 	o.Setup, o.Result = st, res
 	rate := float64(sc.Workload.Arrivals.RequestRate)
