@@ -14,9 +14,15 @@ type ModelSpec struct {
 	IntermediateSize      int // dense MLP intermediate size (a MoE model's dense layers)
 	VocabSize             int
 	MaxPositionEmbeddings int
-	TieWordEmbeddings     bool
-	TorchDtype            string // torch_dtype: float16 | bfloat16 | float32
-	SlidingWindow         int    // 0 = none
+	// MaxModelLen is vLLM's derived max_model_len (the smallest of the
+	// config's MaxLenKeys, rope-scaled; see derivedMaxLen), tokens; 0 when
+	// the config has none of them (vLLM then assumes DefaultMaxModelLen).
+	MaxModelLen int
+	// MaxModelLenKey is the config key MaxModelLen came from.
+	MaxModelLenKey    string
+	TieWordEmbeddings bool
+	TorchDtype        string // torch_dtype: float16 | bfloat16 | float32
+	SlidingWindow     int    // 0 = none
 	// MoE (zero for dense models).
 	NumExperts          int // num_local_experts / num_experts / n_routed_experts
 	NumExpertsPerToken  int // num_experts_per_tok (top-k)

@@ -230,6 +230,12 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 	optional(&spec.NumKVHeads, "num_key_value_heads")
 	optional(&spec.HeadDim, "head_dim")
 	optional(&spec.MaxPositionEmbeddings, "max_position_embeddings")
+	if err == nil {
+		var e error
+		if spec.MaxModelLen, spec.MaxModelLenKey, e = derivedMaxLen(c, spec.ModelType); e != nil {
+			err = fmt.Errorf("model %s: config.json %w", id, e)
+		}
+	}
 	if _, isBool := c["sliding_window"].(bool); !isBool { // some configs write false for none
 		optional(&spec.SlidingWindow, "sliding_window")
 	}

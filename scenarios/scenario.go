@@ -51,7 +51,7 @@ type Deployment struct {
 	EnableExpertParallel      bool    `yaml:"enable_expert_parallel"`
 	MaxNumSeqs                int     `yaml:"max_num_seqs"`           // 0 = GPU-dependent default
 	MaxNumBatchedTokens       int     `yaml:"max_num_batched_tokens"` // 0 = GPU-dependent default
-	MaxModelLen               int     `yaml:"max_model_len"`          // 0 = config.json max_position_embeddings
+	MaxModelLen               int     `yaml:"max_model_len"`          // 0 = vLLM's derived length (profiles.ModelSpec.MaxModelLen)
 	GPUMemoryUtilization      float64 `yaml:"gpu_memory_utilization"`
 	BlockSize                 int     `yaml:"block_size"`
 	EnablePrefixCaching       *bool   `yaml:"enable_prefix_caching"`

@@ -243,11 +243,11 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	if eng.MaxNumBatchedTokens == 0 {
 		eng.MaxNumBatchedTokens = scenarios.DefaultMaxNumBatchedTokens
 	}
-	if eng.MaxModelLen == 0 {
-		eng.MaxModelLen = m.MaxPositionEmbeddings
+	if eng.MaxModelLen, err = maxModelLen(m, eng.MaxModelLen, path); err != nil {
+		return nil, err
 	}
-	if m.MaxPositionEmbeddings > 0 && eng.MaxModelLen > m.MaxPositionEmbeddings {
-		return nil, fmt.Errorf("%s.max_model_len: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d in the model's config.json)", path, eng.MaxModelLen, m.MaxPositionEmbeddings)
+	if eng.MaxModelLen == profiles.DefaultMaxModelLen && m.MaxModelLen == 0 && d.MaxModelLen == 0 {
+		st.Notes = append(st.Notes, profiles.NoMaxLenWarning())
 	}
 	if eng.MaxNumBatchedTokens < eng.MaxNumSeqs {
 		return nil, fmt.Errorf("%s: max_num_batched_tokens (%d) must be greater than or equal to max_num_seqs (%d) (vLLM SchedulerConfig)", path, eng.MaxNumBatchedTokens, eng.MaxNumSeqs)
@@ -280,6 +280,26 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		st.Notes = append(st.Notes, fmt.Sprintf("%s: pipeline_parallel_size %d keeps %d batches in flight (batch queue); async scheduling does not apply", path, out.PP, out.PP))
 	}
 	return out, nil
+}
+
+// maxModelLen applies vLLM's rule (_get_and_verify_max_len) to the
+// user's max_model_len (0 = not given): not given, the model's derived
+// length (profiles.ModelSpec.MaxModelLen), or 2048 when its config has no
+// length key (vLLM warns; the caller notes it); given, it may not exceed
+// the derived length (which the config's model_max_length, when set,
+// already replaced, as vLLM allows a user length up to it).
+func maxModelLen(m profiles.ModelSpec, user int, path string) (int, error) {
+	if user == 0 {
+		if m.MaxModelLen == 0 {
+			return profiles.DefaultMaxModelLen, nil
+		}
+		return m.MaxModelLen, nil
+	}
+	if m.MaxModelLen > 0 && user > m.MaxModelLen {
+		return 0, fmt.Errorf("%s.max_model_len: User-specified max_model_len (%d) is greater than the derived max_model_len (%s=%d in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (not simulated)",
+			path, user, m.MaxModelLenKey, m.MaxModelLen)
+	}
+	return user, nil
 }
 
 // resolveModel treats a model that names an existing relative path as

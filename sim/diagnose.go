@@ -10,16 +10,32 @@ import "fmt"
 //   - the load outgrew the deployment: for a finite request rate, the
 //     queue or TTFT is still growing at the last send (DetectGrowth, whose
 //     verdict Diagnose also stores in res.Growth), so latencies depend on
-//     how many requests are sent.
+//     how many requests are sent;
+//   - every request failed, and why: refused by the API server (prompt +
+//     output tokens over max_model_len) or given up at the client timeout
+//     (bench serve only warns that all requests failed).
 func Diagnose(res *Result, finiteRate bool) []string {
 	var notes []string
 	var tokens, chunks int64
+	var completed, rejected, timedOut int
 	for i := range res.Requests {
 		r := &res.Requests[i]
 		tokens += int64(r.OutputTokens)
 		if r.FirstTokenNs >= 0 {
 			chunks++
 		}
+		switch {
+		case r.Rejected:
+			rejected++
+		case r.Failed:
+			timedOut++
+		case r.FinishNs >= 0:
+			completed++
+		}
+	}
+	if completed == 0 && len(res.Requests) > 0 {
+		notes = append(notes, fmt.Sprintf("every request failed: %d refused by the API server (prompt + output tokens over max_model_len, HTTP 400), %d given up at the client timeout",
+			rejected, timedOut))
 	}
 	if res.ITL != nil {
 		chunks += res.ITL.Count()

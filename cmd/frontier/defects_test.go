@@ -114,3 +114,59 @@ func TestImpossibleTableLatenciesRefused(t *testing.T) {
 		assert.NoFileExists(t, result)
 	}
 }
+
+// writeConfig writes the Llama-3.1-8B config with edit applied into a new
+// folder and returns the config's path.
+func writeConfig(t *testing.T, edit func(map[string]any)) string {
+	t.Helper()
+	data, err := os.ReadFile("../../profiles/models/llama-3.1-8b-instruct/config.json")
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(data, &cfg))
+	edit(cfg)
+	data, err = json.Marshal(cfg)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// Defect 6: no silent empty runs. A config without a length key runs at
+// vLLM's 2048 with vLLM's warning (on main: 0 successes, exit 0, no
+// note); a key at 0 or −1 is refused naming it; a run where every
+// request fails warns as bench serve does and says why.
+func TestNoSilentEmptyRuns(t *testing.T) {
+	noKey := writeConfig(t, func(c map[string]any) { delete(c, "max_position_embeddings") })
+	out, stderr, err := run(t, withTiny("--model", noKey)...)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, 20, summaryInt(t, out, "Successful requests:"))
+	assert.Contains(t, stderr, "note: The model's config.json does not contain any of the following keys to determine the original maximum length of the model: ['max_position_embeddings', ")
+	assert.Contains(t, stderr, "Assuming the model's maximum length is 2048.")
+
+	for _, v := range []int{0, -1} {
+		bad := writeConfig(t, func(c map[string]any) { c["max_position_embeddings"] = v })
+		_, _, err := run(t, withTiny("--model", bad)...)
+		require.Error(t, err)
+		assert.ErrorAs(t, err, new(usageError))
+		assert.Contains(t, err.Error(), "deployment.model: model "+bad+": config.json max_position_embeddings: must be > 0 (vLLM derives max_model_len from it), got "+strconv.Itoa(v))
+	}
+
+	short := writeConfig(t, func(c map[string]any) { c["seq_length"] = 4096 })
+	_, _, err = run(t, withTiny("--model", short, "--max-model-len", "5000")...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "User-specified max_model_len (5000) is greater than the derived max_model_len (seq_length=4096 in model's config.json)")
+
+	for _, c := range []struct{ flag, value, why string }{
+		{"--timeout", "1e-9", "0 refused by the API server (prompt + output tokens over max_model_len, HTTP 400), 20 given up at the client timeout"},
+		{"--max-model-len", "1", "20 refused by the API server (prompt + output tokens over max_model_len, HTTP 400), 0 given up at the client timeout"},
+	} {
+		out, stderr, err := run(t, withTiny(c.flag, c.value)...)
+		require.NoError(t, err, "bench serve exits 0 and warns")
+		assert.Equal(t, 0, summaryInt(t, out, "Successful requests:"))
+		assert.Contains(t, stderr, "note: every request failed: "+c.why, c.flag)
+		assert.Contains(t, stderr, "warning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.", c.flag)
+	}
+	_, stderr, err = run(t, withTiny()...)
+	require.NoError(t, err)
+	assert.NotContains(t, stderr, "warning:")
+}

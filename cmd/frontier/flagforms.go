@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"frontier/sim"
 )
 
 // checkFlagForms handles the bench serve / vllm serve flag spellings that
@@ -40,4 +42,17 @@ func checkFlagForms(cmd *cobra.Command, f *simFlags) error {
 		}
 	}
 	return nil
+}
+
+// allFailedWarning is vllm bench serve's warning when no request succeeded
+// (vllm/benchmarks/serve.py, calculate_metrics).
+const allFailedWarning = "All requests failed. This is likely due to a misconfiguration on the benchmark arguments."
+
+func anyCompleted(reqs []sim.RequestRecord) bool {
+	for i := range reqs {
+		if !reqs[i].Failed && reqs[i].FinishNs >= 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -102,7 +102,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.noEP, "no-enable-expert-parallel", false, "keep MoE experts sharded by TP (the default)")
 	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running requests per step (default 1024 on H100/H200/H800)")
 	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "token budget per step (default 8192 on H100/H200/H800)")
-	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length limit (default: the model's max_position_embeddings)")
+	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length limit (default: vLLM's derived length, the smallest of the config's max_position_embeddings, n_positions, max_seq_len, seq_length, …; 2048 when it has none)")
 	fl.Float64Var(&f.gpuUtil, "gpu-memory-utilization", scenarios.DefaultGPUMemoryUtilization, "fraction of GPU memory vLLM may use")
 	fl.IntVar(&f.blockSize, "block-size", scenarios.DefaultBlockSize, "KV block size, tokens")
 	fl.BoolVar(&f.prefixCaching, "enable-prefix-caching", true, "enable prefix caching")
@@ -494,6 +494,9 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	res.Notes = append(res.Notes, sim.Diagnose(res, single && !math.IsInf(rate, 1))...)
 	for _, n := range res.Notes {
 		fmt.Fprintln(stderr, "note:", n)
+	}
+	if len(res.Requests) > 0 && !anyCompleted(res.Requests) {
+		fmt.Fprintln(stderr, "warning:", allFailedWarning) // as vllm bench serve warns
 	}
 	if steps != nil {
 		if err := steps.close(); err != nil {
