@@ -7,7 +7,11 @@ package engine
 // (vllm/v1/core/block_pool.py, kv_cache_utils.FreeKVCacheBlockQueue).
 //
 // Blocks are int32 ids; a freed block keeps its hash (and stays a cache
-// hit) until it is handed out again.
+// hit) until it is handed out again. Block 0 is vLLM's null block: the
+// pool takes it out of the free queue at creation and never hands it out,
+// so a pool of NumBlocks (num_gpu_blocks) serves NumBlocks − 1 blocks, as
+// vLLM's does (block_pool.py BlockPool.__init__: null_block =
+// free_block_queue.popleft(); get_usage divides by num_gpu_blocks − 1).
 type BlockPool struct {
 	BlockSize int
 	numBlocks int
@@ -31,7 +35,8 @@ type blockMeta struct {
 	inFree     bool
 }
 
-// NewBlockPool returns a pool of numBlocks free blocks. caching enables
+// NewBlockPool returns a pool of numBlocks blocks (vLLM's num_gpu_blocks,
+// the null block included), numBlocks − 1 of them free. caching enables
 // the prefix cache (enable_prefix_caching).
 func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
 	p := &BlockPool{
@@ -39,21 +44,33 @@ func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
 		meta: make([]blockMeta, numBlocks), head: -1, tail: -1,
 		cached: newHashIndex(numBlocks),
 	}
-	for i := 0; i < numBlocks; i++ {
+	for i := 1; i < numBlocks; i++ { // block 0: the null block
 		p.pushTail(int32(i))
 	}
 	return p
 }
 
-// NumBlocks is the pool's capacity in blocks.
+// NumBlocks is the pool's size in blocks (num_gpu_blocks, the null block
+// included).
 func (p *BlockPool) NumBlocks() int { return p.numBlocks }
 
 // NumFree is the number of blocks that can be handed out now (free,
 // including cached blocks no request holds).
 func (p *BlockPool) NumFree() int { return p.numFree }
 
-// NumUsed is the number of blocks some request holds.
-func (p *BlockPool) NumUsed() int { return p.numBlocks - p.numFree }
+// NumUsed is the number of blocks some request holds: NumBlocks − 1 (the
+// null block) − NumFree.
+func (p *BlockPool) NumUsed() int { return max(p.numBlocks-1, 0) - p.numFree }
+
+// Usage is vLLM's KV cache usage, a fraction in [0, 1]: 1 − free ÷
+// (num_gpu_blocks − 1), cached blocks no request holds counted free
+// (block_pool.py get_usage, vLLM 0.11.0); 0 for a pool of one block.
+func (p *BlockPool) Usage() float64 {
+	if p.numBlocks <= 1 {
+		return 0
+	}
+	return 1 - float64(p.numFree)/float64(p.numBlocks-1)
+}
 
 func (p *BlockPool) pushTail(b int32) {
 	m := &p.meta[b]

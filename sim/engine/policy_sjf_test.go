@@ -21,13 +21,13 @@ func TestSJFAdmitsShortestPromptFirst(t *testing.T) {
 	assert.False(t, s.HasWork())
 }
 
-// When KV blocks run out, SJF preempts the longest prompt: 5 blocks, A
+// When KV blocks run out, SJF preempts the longest prompt: 5 usable blocks, A
 // (40 prompt tokens, 3 blocks) and B (31 tokens, 2 blocks) arrive in that
 // order and fill the pool (SJF admits B first). At step 3 B's 33rd token
 // needs a block and the victim is A, the longest prompt. (FCFS would
 // have admitted A first and preempted B, the last running request.)
 func TestSJFPreemptsLongestPrompt(t *testing.T) {
-	s := NewScheduler(withPolicy(cfg(100, 2, 5, false), SJF))
+	s := NewScheduler(withPolicy(cfg(100, 2, 6, false), SJF)) // 5 usable + the null block
 	a := &Request{ID: 0, PromptTokens: 40, MaxTokens: 20}
 	b := &Request{ID: 1, PromptTokens: 31, MaxTokens: 20}
 	s.Add(a)

@@ -79,7 +79,7 @@ func TestPriorityAdmissionOrder(t *testing.T) {
 //	        admission stops. C, which
 //	        arrived first of all, waits behind both.
 func TestPriorityPreemption(t *testing.T) {
-	s := NewScheduler(withPolicy(cfg(100, 4, 6, false), Priority))
+	s := NewScheduler(withPolicy(cfg(100, 4, 7, false), Priority)) // 6 usable + the null block
 	a := &Request{ID: 0, PromptTokens: 31, MaxTokens: 40, Priority: 0}
 	b := &Request{ID: 1, PromptTokens: 31, MaxTokens: 40, Priority: 1}
 	c := &Request{ID: 2, PromptTokens: 16, MaxTokens: 40, Priority: 2}
@@ -131,7 +131,7 @@ func TestPriorityPreemption(t *testing.T) {
 // counted. Step 4: A's 33rd token takes one of B's freed blocks; B (33
 // tokens to recompute, 3 blocks) does not fit the 1 left.
 func TestPriorityVictimCanBeItself(t *testing.T) {
-	s := NewScheduler(withPolicy(cfg(100, 4, 4, false), Priority))
+	s := NewScheduler(withPolicy(cfg(100, 4, 5, false), Priority)) // 4 usable + the null block
 	b := &Request{ID: 1, PromptTokens: 31, MaxTokens: 10, Priority: 1}
 	a := &Request{ID: 0, PromptTokens: 31, MaxTokens: 10, Priority: 0}
 	s.Add(b)
@@ -150,7 +150,7 @@ func TestPriorityVictimCanBeItself(t *testing.T) {
 // whatever the priorities (sim refuses nonzero priorities under fcfs, as
 // vLLM does): B takes one of A's freed blocks.
 func TestFCFSVictimIsLastRunning(t *testing.T) {
-	s := NewScheduler(cfg(100, 4, 4, false))
+	s := NewScheduler(cfg(100, 4, 5, false)) // 4 usable + the null block
 	b := &Request{ID: 1, PromptTokens: 31, MaxTokens: 10}
 	a := &Request{ID: 0, PromptTokens: 31, MaxTokens: 10}
 	s.Add(b)

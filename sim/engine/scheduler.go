@@ -38,6 +38,17 @@ type Step struct {
 	KVBlocksUsed int
 	NumRunning   int
 	NumWaiting   int
+	// PrefixQueries and PrefixHits are the prefix-cache lookups made while
+	// scheduling this step, in tokens: each lookup of a waiting request
+	// queries its num_tokens and hits its cached tokens, counted at every
+	// attempt, admitted or not (kv_cache_manager.py get_computed_blocks,
+	// vLLM 0.11.0; the source of vllm:prefix_cache_queries/_hits).
+	PrefixQueries int
+	PrefixHits    int
+	// ScheduledNs is when the engine core scheduled this step, ns (set by
+	// the caller; the scheduler has no clock). With async scheduling it is
+	// the previous step's start.
+	ScheduledNs int64
 }
 
 // Scheduler is vLLM V1's Scheduler (vllm/v1/core/sched/scheduler.py:
@@ -53,6 +64,9 @@ type Scheduler struct {
 	policy     Policy
 	arrivals   int64
 	scratch    []int32
+	// OnPreempt, when set, is called with each request preempted by
+	// recompute, as it happens (reports; nil costs nothing).
+	OnPreempt func(*Request)
 }
 
 // NewScheduler returns an empty scheduler over a fresh block pool.
@@ -123,6 +137,10 @@ func (s *Scheduler) Schedule(out *Step) {
 			var hit []int32
 			if r.NumComputed == 0 {
 				hit = s.computedBlocks(r)
+				if s.cfg.EnablePrefixCaching {
+					out.PrefixQueries += r.NumTokens()
+					out.PrefixHits += len(hit) * s.cfg.BlockSize
+				}
 			}
 			computed := r.NumComputed + len(hit)*s.cfg.BlockSize
 			cached := computed
@@ -407,6 +425,9 @@ func (s *Scheduler) preempt(r *Request) {
 	r.Status = Preempted
 	s.waiting.Prepend(r)
 	s.numWaiting++
+	if s.OnPreempt != nil {
+		s.OnPreempt(r)
+	}
 }
 
 func (s *Scheduler) freeBlocks(r *Request) {

@@ -83,7 +83,8 @@ func TestAsyncPlaceholdersMatchSync(t *testing.T) {
 	assert.Equal(t, 0, s.Pool.NumUsed())
 }
 
-// Worked by hand: 5 blocks of 16 tokens. Step 1 gives A and B 2 blocks each
+// Worked by hand: 6 blocks of 16 tokens, the null block and 5 usable
+// (num_gpu_blocks 6). Step 1 gives A and B 2 blocks each
 // (32-token prompts), 1 left. Step 2: A's 33rd token needs a 3rd block (the
 // last free one); B's needs one too, none is free, so the last running
 // request, B itself, is preempted: its 2 blocks are freed and it goes to
@@ -91,7 +92,7 @@ func TestAsyncPlaceholdersMatchSync(t *testing.T) {
 // (it needs 3 blocks for 33 tokens) until A finishes, then recomputes
 // prompt + its 1 sampled token (33 tokens) in one chunk.
 func TestPreemptionByRecompute(t *testing.T) {
-	s := NewScheduler(cfg(100, 4, 5, false))
+	s := NewScheduler(cfg(100, 4, 6, false))
 	a := &Request{ID: 0, PromptTokens: 32, MaxTokens: 20}
 	b := &Request{ID: 1, PromptTokens: 32, MaxTokens: 5}
 	s.Add(a)
@@ -178,16 +179,16 @@ func TestPrefixCachingOffNeverHits(t *testing.T) {
 // a request's tail blocks before its head, so a later request still hits
 // the head of an evicted-from prompt.
 func TestEvictionTailFirst(t *testing.T) {
-	s := NewScheduler(cfg(256, 4, 4, true))
+	s := NewScheduler(cfg(256, 4, 5, true)) // 4 usable + the null block 0
 	var st Step
-	a := &Request{ID: 0, PromptTokens: 48, MaxTokens: 1, ContentKey: 7} // blocks 0, 1, 2
+	a := &Request{ID: 0, PromptTokens: 48, MaxTokens: 1, ContentKey: 7} // blocks 1, 2, 3
 	s.Add(a)
 	s.Schedule(&st)
 	s.Update(&st, nil)
 	require.Equal(t, 4, s.Pool.NumFree())
-	// Free queue now: 3 (never used), then A's blocks tail first: 2, 1, 0.
-	// B needs 3 blocks (40 tokens) and takes 3, 2, 1, leaving A's head
-	// block 0 cached. Head-first freeing would have left nothing of A.
+	// Free queue now: 4 (never used), then A's blocks tail first: 3, 2, 1.
+	// B needs 3 blocks (40 tokens) and takes 4, 3, 2, leaving A's head
+	// block 1 cached. Head-first freeing would have left nothing of A.
 	b := &Request{ID: 1, PromptTokens: 40, MaxTokens: 1, ContentKey: 9}
 	s.Add(b)
 	s.Schedule(&st)
@@ -305,4 +306,45 @@ func TestPreemptedRequestHitsItsOwnBlocks(t *testing.T) {
 	require.Equal(t, 1, b.Preemptions)
 	s.Schedule(&st)
 	assert.Equal(t, [][2]int{{1, 17}}, stepTokens(&st), "recompute only what the cache lost")
+}
+
+// vLLM's null block: a pool of num_gpu_blocks N hands out N − 1 blocks,
+// and usage is 1 − free ÷ (N − 1) (block_pool.py get_usage), so a full
+// pool reads 1 and usage × (N − 1) is the blocks requests hold.
+func TestNullBlockAndUsage(t *testing.T) {
+	p := NewBlockPool(5, 16, true)
+	assert.Equal(t, 4, p.NumFree())
+	assert.Equal(t, 0, p.NumUsed())
+	assert.Equal(t, 0.0, p.Usage())
+	got := p.Allocate(3, nil)
+	assert.NotContains(t, got, int32(0), "the null block is never handed out")
+	assert.Equal(t, 3, p.NumUsed())
+	assert.Equal(t, 0.75, p.Usage())
+	got = p.Allocate(1, got)
+	assert.Equal(t, 1.0, p.Usage())
+	assert.NotContains(t, got, int32(0))
+	p.Free(got)
+	assert.Equal(t, 0.0, p.Usage())
+	assert.Equal(t, 0.0, NewBlockPool(1, 16, false).Usage())
+}
+
+// Prefix-cache stats count every lookup of a waiting request, admitted or
+// not, in tokens (kv_cache_manager.py get_computed_blocks): queries its
+// num_tokens, hits its cached tokens.
+func TestPrefixCacheStats(t *testing.T) {
+	s := NewScheduler(cfg(256, 4, 20, true))
+	var st Step
+	s.Add(&Request{ID: 0, PromptTokens: 40, MaxTokens: 1, ContentKey: 7})
+	s.Schedule(&st)
+	assert.Equal(t, 40, st.PrefixQueries)
+	assert.Equal(t, 0, st.PrefixHits)
+	s.Update(&st, nil)
+	s.Add(&Request{ID: 1, PromptTokens: 40, MaxTokens: 1, ContentKey: 7})
+	s.Schedule(&st)
+	assert.Equal(t, 40, st.PrefixQueries)
+	assert.Equal(t, 32, st.PrefixHits, "two full blocks of the same prompt")
+	off := NewScheduler(cfg(256, 4, 20, false))
+	off.Add(&Request{ID: 2, PromptTokens: 40, MaxTokens: 1})
+	off.Schedule(&st)
+	assert.Zero(t, st.PrefixQueries, "no lookups without prefix caching")
 }
