@@ -39,6 +39,9 @@ func (c *client) total() int {
 
 func (c *client) startStage(s *Sim, k int) {
 	c.stage, c.stageStart, c.nextSend = k, s.now, 0
+	if s.obs != nil {
+		s.obs.StageStarted(k, s.now)
+	}
 	st := &c.plan.Stages[k]
 	c.outstanding = len(st.Requests)
 	if c.outstanding == 0 {

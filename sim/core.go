@@ -94,6 +94,7 @@ func (c *Core) launch(s *Sim) {
 		c.hasNext = false
 	} else {
 		c.Sched.Schedule(c.cur)
+		c.cur.ScheduledNs = s.now
 	}
 	if len(c.cur.Items) == 0 {
 		c.busy = false
@@ -106,6 +107,7 @@ func (c *Core) launch(s *Sim) {
 	c.Steps++
 	if c.Async {
 		c.Sched.Schedule(c.next)
+		c.next.ScheduledNs = s.now
 		c.hasNext = len(c.next.Items) > 0
 	}
 	s.checkStep(c, c.cost.WallNs)
@@ -138,16 +140,27 @@ func fillBatch(b *predictor.Batch, st *engine.Step, pad engine.PadTable, padTo i
 func (c *Core) endStep(s *Sim) {
 	c.record(s, c.cur, c.stepStart, false)
 	c.complete(s, c.cur)
+	c.stepDone(s, c.cur)
 	c.busy = false
 	c.launch(s)
 }
 
-// record sends a step record to the sink, if any.
+// record sends a step record to the sink and the observer, if any.
 func (c *Core) record(s *Sim, st *engine.Step, start int64, dummy bool) {
-	if s.stepSink == nil {
+	if s.stepSink == nil && s.obs == nil {
 		return
 	}
-	s.stepSink(c.stepRecord(st, start, s.now, -1, dummy))
+	s.emitStep(c.stepRecord(st, start, s.now, -1, dummy))
+}
+
+func (s *Sim) emitStep(rec StepRecord) {
+	if s.stepSink != nil {
+		s.stepSink(rec)
+	}
+	if s.obs != nil {
+		s.obsRec = rec // no allocation per step: the observer borrows it
+		s.obs.StepRecord(&s.obsRec)
+	}
 }
 
 // stepRecord describes step st on this core from start to end (ns);
@@ -161,6 +174,7 @@ func (c *Core) stepRecord(st *engine.Step, start, end int64, stage int, dummy bo
 		Running: st.NumRunning, Waiting: st.NumWaiting,
 		KVBlocksUsed: st.KVBlocksUsed, Preempted: st.NumPreempted,
 		DeviceNs: c.cost.DeviceNs, HostNs: c.cost.HostNs,
+		ScheduledNs: st.ScheduledNs, PrefixQueries: st.PrefixQueries, PrefixHits: st.PrefixHits,
 	}
 }
 

@@ -43,6 +43,7 @@ func (g *dpGroup) step(s *Sim) {
 			c.cur = &engine.Step{}
 		}
 		c.Sched.Schedule(c.cur)
+		c.cur.ScheduledNs = s.now
 		if len(c.cur.Items) > 0 {
 			work = true
 		}
@@ -71,6 +72,7 @@ func (g *dpGroup) end(s *Sim) {
 	for i, c := range g.cores {
 		c.record(s, c.cur, g.start, g.dummy[i])
 		c.complete(s, c.cur)
+		c.stepDone(s, c.cur)
 	}
 	g.busy = false
 	g.step(s)

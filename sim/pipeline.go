@@ -49,6 +49,7 @@ func (c *Core) fillPipeline(s *Sim) {
 			f = &flight{}
 		}
 		c.Sched.Schedule(&f.step)
+		f.step.ScheduledNs = s.now
 		if len(f.step.Items) == 0 {
 			p.spare = append(p.spare, f)
 			return
@@ -90,12 +91,13 @@ func (c *Core) endFlight(s *Sim, f *flight) {
 		f.step.Items[i].Req.InFlight = false
 	}
 	c.batch, c.cost = f.batch, f.cost
-	if s.stepSink != nil {
+	if s.stepSink != nil || s.obs != nil {
 		for k, begin := range f.stages {
-			s.stepSink(c.stepRecord(&f.step, begin, begin+f.stage, k, false))
+			s.emitStep(c.stepRecord(&f.step, begin, begin+f.stage, k, false))
 		}
 	}
 	c.complete(s, &f.step)
+	c.stepDone(s, &f.step)
 	p.spare = append(p.spare, f)
 	c.fillPipeline(s)
 }

@@ -102,4 +102,11 @@ type StepRecord struct {
 	Preempted     int
 	DeviceNs      int64
 	HostNs        int64
+	// ScheduledNs is when the engine core scheduled the step (with async
+	// scheduling, during the previous step). PrefixQueries and PrefixHits
+	// are the prefix-cache lookups of that schedule call, tokens
+	// (engine.Step).
+	ScheduledNs   int64
+	PrefixQueries int
+	PrefixHits    int
 }

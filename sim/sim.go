@@ -22,6 +22,8 @@ type Sim struct {
 	// requests; every record lives until the result anyway).
 	slab     []record
 	stepSink func(StepRecord)
+	obs      Observer // nil: no report observes the run
+	obsRec   StepRecord
 	progress func(done, total int)
 	finished int
 	itl      *Histogram
@@ -64,6 +66,8 @@ type Options struct {
 	// Progress, when set, is called every 1,000 finished requests and at
 	// the end with (finished, total).
 	Progress func(done, total int)
+	// Observer, when set, sees the run as it happens (sim/report).
+	Observer Observer
 }
 
 // New assembles a simulation of plan on cores.
@@ -76,6 +80,7 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	}
 	s.pools = []*pool{{cores: cores, router: router, apis: make([]apiServer, len(cores))}}
 	s.client = client{cfg: c, plan: plan}
+	s.observe(opt.Observer)
 	return s
 }
 
@@ -117,6 +122,9 @@ func (s *Sim) route(p *pool, r *record) {
 	r.core = c
 	r.out.Engine = c.ID
 	c.Sched.Add(&r.req)
+	if s.obs != nil {
+		s.obs.Queued(c.ID, &r.out, s.now)
+	}
 	c.wake(s)
 }
 
@@ -193,6 +201,9 @@ func (s *Sim) finish(r *record, failed bool) {
 		r.out.FinishNs = r.lastTok
 	}
 	r.out.Preemptions = r.req.Preemptions
+	if s.obs != nil {
+		s.obs.Closed(&r.out, s.now)
+	}
 	s.finished++
 	if s.progress != nil && s.finished%1000 == 0 {
 		s.progress(s.finished, s.client.total())
@@ -206,8 +217,12 @@ func (s *Sim) expire(r *record) {
 	if r.done {
 		return
 	}
-	if r.core != nil {
-		r.core.Sched.Abort(&r.req)
+	engine := -1
+	if r.core != nil && r.core.Sched.Abort(&r.req) {
+		engine = r.core.ID
+	}
+	if s.obs != nil {
+		s.obs.Aborted(engine, r.plan.ID, s.now)
 	}
 	s.finish(r, true)
 }
