@@ -37,9 +37,9 @@ func TestPolicyBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown policy", withTiny("--scheduling-policy", "lifo"), []string{"--scheduling-policy", `"lifo"`, "allowed: fcfs, priority, sjf"}},
-		{"priority under fcfs", []string{"simulate", "--quiet", "--trace", prioTrace},
+		{"priority under fcfs", []string{"simulate", "--quiet", "--dataset-path", prioTrace},
 			[]string{"--scheduling-policy", "is fcfs", "request 1", `"Got priority 2 but Priority scheduling is not enabled."`}},
-		{"priority not an integer", []string{"simulate", "--quiet", "--trace", fracTrace, "--scheduling-policy", "priority"},
+		{"priority not an integer", []string{"simulate", "--quiet", "--dataset-path", fracTrace, "--scheduling-policy", "priority"},
 			[]string{"line 2", "priority: must be an integer", `"1.5"`}},
 		{"shares not summing to 1", []string{"simulate", "--quiet", "--scenario", classes("    - {name: a, share: 0.5}\n    - {name: b, share: 0.4}\n")},
 			[]string{"workload.classes: the shares must sum to 1, got 0.9"}},
@@ -70,7 +70,7 @@ func TestPriorityTracePerClassOutput(t *testing.T) {
 	dir := t.TempDir()
 	trace := writeFile(t, dir, "prio.csv", "arrival_s,prompt_tokens,output_tokens,priority\n0,64,4,5\n0,64,4,0\n0,64,4,0\n0.01,64,4,5\n0.02,64,4,0\n")
 	res := filepath.Join(dir, "r.json")
-	out, _, err := run(t, "simulate", "--quiet", "--trace", trace, "--scheduling-policy", "priority", "--save-result", "--result-filename", res)
+	out, _, err := run(t, "simulate", "--quiet", "--dataset-path", trace, "--scheduling-policy", "priority", "--save-result", "--result-filename", res)
 	require.NoError(t, err)
 	assert.Regexp(t, `Scheduling policy:\s+priority`, out)
 	assert.Regexp(t, `priority 0\s+0\s+3\s+0 `, out)

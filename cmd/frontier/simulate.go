@@ -53,6 +53,7 @@ type simFlags struct {
 	quiet                          bool
 	policy                         policyFlags
 	quant                          quantFlags // --quantization (quant_flags.go)
+	report                         reportFlags // report_flags.go
 
 	data datasetFlags // sessions, lengths, --random-prefix-len (session_flags.go)
 }
@@ -117,7 +118,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.noAsync, "no-async-scheduling", false, "turn async scheduling off")
 	// vllm bench serve
 	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace | sessions | lengths")
-	fl.StringVar(&f.trace, "trace", "", "trace CSV for --dataset-name trace (arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens])")
+	fl.StringVar(&f.trace, "dataset-path", "", "trace CSV for --dataset-name trace (arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens]); bench serve's name")
 	fl.IntVar(&f.numPrompts, "num-prompts", 1000, "number of requests (random dataset)")
 	fl.IntVar(&f.inLen, "random-input-len", 512, "prompt tokens (random dataset)")
 	fl.IntVar(&f.outLen, "random-output-len", 128, "output tokens (random dataset)")
@@ -147,6 +148,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	addPolicyFlags(fl, &f.policy)
 	addDatasetFlags(fl, &f.data)
 	addQuantFlags(fl, &f.quant)
+	f.report.register(fl)
 	return cmd, f
 }
 
@@ -184,7 +186,7 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 		return nil, err
 	}
 	if f.scenario == "" && cmd.Flags().NFlag() > 0 {
-		for _, n := range append(append([]string{"hardware"}, deploymentFlags...), "dataset-name", "trace", "num-prompts",
+		for _, n := range append(append([]string{"hardware"}, deploymentFlags...), "dataset-name", "dataset-path", "num-prompts",
 			"random-input-len", "random-output-len", "random-range-ratio", "random-prefix-len", "request-rate", "burstiness", "max-concurrency", "seed", "timeout") {
 			if set(n) {
 				sc.Name = "command line (embedded default + flags)"
@@ -332,7 +334,7 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	if set("dataset-name") {
 		w.Dataset = f.dataset
 	}
-	if set("trace") && !set("dataset-name") {
+	if set("dataset-path") && !set("dataset-name") {
 		w.Dataset = "trace"
 	}
 	tookNumPrompts, err := applyDatasetFlags(w, f, set)
@@ -368,7 +370,7 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 			w.Random.RangeRatio = f.rangeRatio
 		}
 	}
-	if set("trace") {
+	if set("dataset-path") {
 		p, _ := absPath(f.trace)
 		w.Trace = &scenarios.TraceData{Path: p}
 		if !set("dataset-name") {
@@ -467,6 +469,9 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	if err := checkWritable("--requests-csv", f.requestsCSV); err != nil {
 		return bad(err)
 	}
+	if err := f.report.check(); err != nil {
+		return bad(err)
+	}
 	var steps *stepWriter
 	if f.stepsCSV != "" {
 		if steps, err = newStepWriter(f.stepsCSV); err != nil {
@@ -474,6 +479,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 		}
 		opt.StepSink = steps.add
 	}
+	rep := f.report.observer(&opt)
 	s, setup, err := sim.Build(sc, opt)
 	if err != nil {
 		return bad(err)
@@ -481,15 +487,22 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	for _, l := range setup.StartupLog() {
 		fmt.Fprintln(stderr, "info:", l)
 	}
+	if err := rep.begin(s, setup); err != nil {
+		return err
+	}
 	res := s.Run()
 	if res.Err != nil {
 		if steps != nil { // partial: leave nothing behind
 			steps.close()
 			os.Remove(f.stepsCSV)
 		}
+		rep.abort()
 		return bad(res.Err)
 	}
 	setup.Finish(s, res)
+	if err := rep.finish(stderr, sc, setup, res, f.quiet); err != nil {
+		return err
+	}
 	rate, single := singleRate(sc)
 	res.Notes = append(res.Notes, sim.Diagnose(res, single && !math.IsInf(rate, 1))...)
 	for _, n := range res.Notes {
