@@ -37,6 +37,11 @@ type GateOptions struct {
 	// Note, when set, receives what each cell's replay used (ReplayInfo);
 	// it may be called from several goroutines at once.
 	Note func(cell, note string)
+	// Distributions, when set, receives each inference-perf cell's truth
+	// and the first seed's simulated TTFT and E2E of its successful
+	// requests (s, send order), for plots (gate --plot). Cells run in
+	// parallel: it must be safe for concurrent use.
+	Distributions func(cell string, truth StageTruth, ttft, e2e []float64)
 }
 
 // ScenarioFiles lists the *.yaml scenarios of dir, sorted.
@@ -123,7 +128,7 @@ func GateScenario(path string, opt GateOptions) ([]Row, error) {
 		}
 		c.UseReplay = true
 	}
-	rows, err := c.Evaluate(opt.Host, max(1, opt.Seeds))
+	rows, err := c.evaluate(opt.Host, max(1, opt.Seeds), opt.Distributions)
 	if err == nil && opt.Replay && opt.Note != nil {
 		opt.Note(c.Name, c.ReplayInfo.Note())
 	}
@@ -210,6 +215,10 @@ func LoadCell(path string) (*Cell, error) {
 // Evaluate simulates the cell with host (nil = the scenario's own) for
 // seeds seeds and returns its rows.
 func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
+	return c.evaluate(host, seeds, nil)
+}
+
+func (c *Cell) evaluate(host *predictor.HostModel, seeds int, dist func(string, StageTruth, []float64, []float64)) ([]Row, error) {
 	runs := make([]*sim.Result, max(1, seeds))
 	for k := range runs {
 		st := c.Setup
@@ -255,6 +264,15 @@ func (c *Cell) Evaluate(host *predictor.HostModel, seeds int) ([]Row, error) {
 	for i, k := range c.Stages {
 		var per [][]Row
 		cell := CellName(c.Name, k)
+		if dist != nil {
+			var ttft, e2e []float64
+			for _, s := range SimSamples(runs[0], k) {
+				if !s.Failed {
+					ttft, e2e = append(ttft, s.TTFTS), append(e2e, s.E2ES)
+				}
+			}
+			dist(cell, c.Run.Stages[k], ttft, e2e)
+		}
 		for _, res := range runs {
 			r := CompareStage(cell, c.Run.Stages[k], c.Run.OutputLen, StageOf(res, k, c.Run.OutputLen))
 			if c.Replay != nil {

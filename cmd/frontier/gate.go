@@ -23,6 +23,7 @@ var errStrict = errors.New("gate: at least one cell FAILED (--strict)")
 
 func newGateCmd() *cobra.Command {
 	var (
+		plots                *gatePlot // gate_plot.go
 		cells, calib, format string
 		seeds, workers       int
 		strict, replay, obs  bool
@@ -63,6 +64,9 @@ simulated, beside the simulator's price of a pure decode step there
 				return bad(fmt.Errorf("--cells: %w (the default is relative: run from the repository root, or pass --cells DIR)", err))
 			}
 			opt := calibration.GateOptions{Seeds: seeds, Workers: workers, Cells: only, Replay: replay}
+			if err := plots.prepare(&opt); err != nil {
+				return bad(err)
+			}
 			var mu sync.Mutex
 			notes := map[string]string{}
 			opt.Note = func(cell, note string) {
@@ -119,6 +123,9 @@ simulated, beside the simulator's price of a pure decode step there
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "gate: %d scenarios in %.1f s\n", len(runs), time.Since(start).Seconds())
 			}
+			if err := plots.write(cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			if err != nil {
 				return bad(fmt.Errorf("some scenarios did not run (the rows above are the others):\n%w", err))
 			}
@@ -137,6 +144,7 @@ simulated, beside the simulator's price of a pure decode step there
 	fl.BoolVar(&strict, "strict", false, "exit 1 when any cell fails")
 	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")
 	fl.BoolVar(&obs, "observations", false, "print each run's reconstructed (batch, context) → time per token, real vs simulated, and the decode step price (Markdown)")
+	plots = addGatePlotFlags(fl)
 	fl.BoolVar(&replay, "replay", false, "send each run's requests at their real times with their measured prompt lengths (replay files; a diagnostic, not the verdict)")
 	return cmd
 }
