@@ -72,11 +72,12 @@ func TestTwoSessionsThreeTurns(t *testing.T) {
 
 // Worked by hand: one session of two turns (prompt 65 then 135, replies
 // of 40, think 1 s) and, at 0.5 s, an unrelated 200-token prompt, on a
-// 16-block KV cache. Turn 1 held blocks 0–6 and freed them tail first
-// (free queue: 7–15, then 6, 5, 4, 3, 2, 1, 0); its full blocks 0–5 stay
-// cached. The 200-token prompt takes 13 blocks: 7–15, then 6, 5, 4, 3,
-// evicting the hashes of blocks 5, 4, 3. Turn 2 (sent at 1.4 s) hits
-// only blocks 0–2: 48 cached tokens instead of 96.
+// KV cache of 16 usable blocks (17 with vLLM's null block 0). Turn 1 held
+// blocks 1–7 and freed them tail first (free queue: 8–16, then 7, 6, 5,
+// 4, 3, 2, 1); its full blocks 1–6 stay cached. The 200-token prompt
+// takes 13 blocks: 8–16, then 7, 6, 5, 4, evicting the hashes of blocks
+// 6, 5, 4. Turn 2 (sent at 1.4 s) hits only blocks 1–3: 48 cached tokens
+// instead of 96.
 func TestEvictionMakesLaterTurnMiss(t *testing.T) {
 	reqs, err := workload.ReadTrace("../fixtures/traces/two_sessions.csv")
 	require.NoError(t, err)
@@ -88,14 +89,14 @@ func TestEvictionMakesLaterTurnMiss(t *testing.T) {
 	for i := range plan {
 		plan[i].ID = i
 	}
-	res := sessionSim(t, 16, plan)
+	res := sessionSim(t, 17, plan)
 	assert.Equal(t, 1400*ms, res.Requests[2].SendNs)
 	assert.Equal(t, 48, res.Requests[2].CachedTokens)
 	// The same without the intruder: all 96.
 	a1.Next = 1
 	plan = []workload.Request{a1, a2}
 	plan[1].ID = 1
-	res = sessionSim(t, 16, plan)
+	res = sessionSim(t, 17, plan)
 	assert.Equal(t, 96, res.Requests[1].CachedTokens)
 }
 

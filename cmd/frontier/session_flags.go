@@ -50,7 +50,7 @@ func addDatasetFlags(fl *pflag.FlagSet, f *datasetFlags) {
 	fl.Float64Var(&f.toolCallProb, "tool-call-probability", 0, "sessions dataset: chance a reply (not the last) is a tool call")
 	fl.StringVar(&f.toolLatency, "tool-latency", "0", "sessions dataset: seconds a tool call takes: S, exponential:MEAN or uniform:MIN:MAX")
 	fl.IntVar(&f.toolResultLen, "tool-result-len", 0, "sessions dataset: tokens of a tool result")
-	fl.StringVar(&f.datasetPath, "dataset-path", "", "lengths dataset: JSONL or CSV of prompt_len, output_len[, prefix_group, prefix_len]")
+	fl.StringVar(&f.datasetPath, "dataset-path", "", "the dataset's file (bench serve's name): lengths dataset: JSONL or CSV of prompt_len, output_len[, prefix_group, prefix_len]; trace dataset (the default when --dataset-name is not given): CSV of arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens, …]")
 	fl.BoolVar(&f.disableShuffle, "disable-shuffle", false, "lengths dataset: take samples in file order")
 	fl.BoolVar(&f.noOversample, "no-oversample", false, "lengths dataset: send only the file's samples when it has fewer than --num-prompts")
 	fl.IntVar(&f.randomPrefixLen, "random-prefix-len", 0, "random dataset: tokens of one prefix shared by every prompt, before its --random-input-len tokens")
@@ -65,8 +65,12 @@ func applyDatasetFlags(w *scenarios.Workload, f *simFlags, set func(string) bool
 	if anySet(set, sessionFlagNames...) && w.Dataset != "sessions" {
 		return false, fmt.Errorf("%s: only for --dataset-name sessions, but the workload's dataset is %s", strings.Join(setFlags(set, sessionFlagNames), ", "), w.Dataset)
 	}
-	if anySet(set, lengthsFlagNames...) && w.Dataset != "lengths" {
-		return false, fmt.Errorf("%s: only for --dataset-name lengths, but the workload's dataset is %s", strings.Join(setFlags(set, lengthsFlagNames), ", "), w.Dataset)
+	lengthsOnly := lengthsFlagNames
+	if w.Dataset == "trace" {
+		lengthsOnly = lengthsFlagNames[1:] // --dataset-path is also the trace's CSV
+	}
+	if anySet(set, lengthsOnly...) && w.Dataset != "lengths" {
+		return false, fmt.Errorf("%s: only for --dataset-name lengths, but the workload's dataset is %s", strings.Join(setFlags(set, lengthsOnly), ", "), w.Dataset)
 	}
 	if set("random-prefix-len") {
 		if w.Dataset != "random" {

@@ -36,7 +36,7 @@ type simFlags struct {
 	longPrefill, blocksOverride                     int
 	graphSizes                                      []int
 
-	dataset, trace                  string
+	dataset                         string
 	numPrompts, inLen, outLen       int
 	rangeRatio, burstiness, timeout float64
 	rate                            string
@@ -52,7 +52,7 @@ type simFlags struct {
 	percentiles, percentileMetrics string
 	quiet                          bool
 	policy                         policyFlags
-	quant                          quantFlags // --quantization (quant_flags.go)
+	quant                          quantFlags  // --quantization (quant_flags.go)
 	report                         reportFlags // report_flags.go
 
 	data datasetFlags // sessions, lengths, --random-prefix-len (session_flags.go)
@@ -118,7 +118,6 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.noAsync, "no-async-scheduling", false, "turn async scheduling off")
 	// vllm bench serve
 	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace | sessions | lengths")
-	fl.StringVar(&f.trace, "dataset-path", "", "trace CSV for --dataset-name trace (arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens]); bench serve's name")
 	fl.IntVar(&f.numPrompts, "num-prompts", 1000, "number of requests (random dataset)")
 	fl.IntVar(&f.inLen, "random-input-len", 512, "prompt tokens (random dataset)")
 	fl.IntVar(&f.outLen, "random-output-len", 128, "output tokens (random dataset)")
@@ -334,8 +333,8 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	if set("dataset-name") {
 		w.Dataset = f.dataset
 	}
-	if set("dataset-path") && !set("dataset-name") {
-		w.Dataset = "trace"
+	if set("dataset-path") && !set("dataset-name") && w.Dataset != "lengths" {
+		w.Dataset = "trace" // --dataset-path alone: a trace, as --trace FILE.csv was
 	}
 	tookNumPrompts, err := applyDatasetFlags(w, f, set)
 	if err != nil {
@@ -370,12 +369,9 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 			w.Random.RangeRatio = f.rangeRatio
 		}
 	}
-	if set("dataset-path") {
-		p, _ := absPath(f.trace)
+	if set("dataset-path") && w.Dataset == "trace" {
+		p, _ := absPath(f.data.datasetPath)
 		w.Trace = &scenarios.TraceData{Path: p}
-		if !set("dataset-name") {
-			w.Dataset = "trace"
-		}
 	}
 	if set("request-rate") {
 		r, err := parseRate(f.rate)

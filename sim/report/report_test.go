@@ -61,9 +61,19 @@ func simulate(t testing.TB, sc *scenarios.Scenario, interval int64, traceMax int
 }
 
 // Per-interval increments add up to the run's totals, and every sampled
-// instant conserves requests and KV blocks.
+// instant conserves requests and KV blocks, under each scheduling policy
+// (sjf preempts a request already in the step being scheduled).
 func TestTimelineSumsAndInvariants(t *testing.T) {
-	r := simulate(t, pressured(600), 1e9, 100)
+	for _, policy := range []string{"fcfs", "sjf"} {
+		t.Run(policy, func(t *testing.T) {
+			sc := pressured(600)
+			sc.Deployment.SchedulingPolicy = policy
+			checkTimeline(t, simulate(t, sc, 1e9, 100))
+		})
+	}
+}
+
+func checkTimeline(t *testing.T, r run) {
 	var out, prompt, preempt, completed, failed, firstTok int64
 	for _, q := range r.res.Requests {
 		out += int64(q.OutputTokens)
