@@ -110,10 +110,12 @@ func family(name string, t dto.MetricType) *dto.MetricFamily {
 	return &dto.MetricFamily{Name: proto.String(name), Help: proto.String(help[name]), Type: t.Enum()}
 }
 
+// labels are in vLLM's order (labelnames = [model_name, engine]; the
+// Python client writes them in that order).
 func (e *engineAcc) labels() []*dto.LabelPair {
 	return []*dto.LabelPair{
-		{Name: proto.String(LabelEngine), Value: proto.String(strconv.Itoa(e.spec.ID))},
 		{Name: proto.String(LabelModelName), Value: proto.String(e.model)},
+		{Name: proto.String(LabelEngine), Value: proto.String(strconv.Itoa(e.spec.ID))},
 	}
 }
 

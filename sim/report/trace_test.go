@@ -213,3 +213,25 @@ func svgPaths(t *testing.T, data []byte) int {
 	require.Equal(t, "svg", root)
 	return n
 }
+
+// Every example deployment (TP, PP, DP lockstep with EP, disaggregated,
+// traces, shared prefixes) gives a valid trace and a conserving timeline.
+func TestExamplesTraceAndTimeline(t *testing.T) {
+	files, err := filepath.Glob("../../scenarios/examples/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := scenarios.Load(f)
+			require.NoError(t, err)
+			if sc.Workload.Random != nil {
+				sc.Workload.Random.NumPrompts = min(sc.Workload.Random.NumPrompts, 200)
+			}
+			r := simulate(t, sc, 1e9, 50)
+			checkTraceSchema(t, r.trace)
+			for _, row := range r.rec.Rows() {
+				require.Equal(t, row.Running+row.Waiting, int(row.Arrived-row.Finished-row.Aborted), "engine %d at %d ns", row.Engine, row.GaugeNs)
+			}
+		})
+	}
+}
