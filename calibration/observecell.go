@@ -62,7 +62,7 @@ type RunObservations struct {
 // with buckets of at least minN real observations.
 func Observe(files []string, opt GateOptions, minN int) ([]RunObservations, error) {
 	return forEachScenario(files, opt, func(f string) ([]RunObservations, error) {
-		c, err := LoadCell(f)
+		c, err := loadCell(f, opt)
 		if err != nil {
 			return nil, err
 		}

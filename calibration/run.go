@@ -34,6 +34,9 @@ type GateOptions struct {
 	// recipe: a diagnostic (docs/GATE.md); the verdicts that count come
 	// from the recipe. A cell without replay files is then an error.
 	Replay bool
+	// Predictor, when set (interp | regression), overrides every
+	// scenario's predictor key: how the operator tables are read.
+	Predictor string
 	// Note, when set, receives what each cell's replay used (ReplayInfo);
 	// it may be called from several goroutines at once.
 	Note func(cell, note string)
@@ -115,7 +118,7 @@ func forEachScenario[T any](files []string, opt GateOptions, do func(string) ([]
 
 // GateScenario runs one gate scenario and compares it with its ground truth.
 func GateScenario(path string, opt GateOptions) ([]Row, error) {
-	c, err := LoadCell(path)
+	c, err := loadCell(path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +166,16 @@ func (c *Cell) replayDir() string {
 }
 
 // LoadCell reads and resolves a gate scenario and its ground truth.
-func LoadCell(path string) (*Cell, error) {
+func LoadCell(path string) (*Cell, error) { return loadCell(path, GateOptions{}) }
+
+// loadCell is LoadCell with opt.Predictor applied to the scenario.
+func loadCell(path string, opt GateOptions) (*Cell, error) {
 	sc, err := scenarios.Load(path)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Predictor != "" {
+		sc.Predictor = opt.Predictor
 	}
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

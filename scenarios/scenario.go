@@ -19,6 +19,10 @@ type Scenario struct {
 	Hardware    string  `yaml:"hardware"`
 	Profiles    *string `yaml:"profiles"`    // table folder; nil = default set for the hardware
 	Calibration *string `yaml:"calibration"` // host-overhead fit file; nil = default
+	// Predictor is how the operator tables are read: interp (default:
+	// interpolation between measured rows) or regression (per-series
+	// regressions on physical features, predictor.RegressionTables).
+	Predictor string `yaml:"predictor"`
 
 	// Router is how requests are spread over engines (DP ranks, or the
 	// instances of a disaggregated pool): least_loaded (default; vLLM's DP

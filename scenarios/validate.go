@@ -22,6 +22,9 @@ func (s *Scenario) Validate() error {
 	if s.Hardware == "" {
 		return errors.New("hardware: required (h100-sxm | h200-sxm | h800)")
 	}
+	if s.Predictor != "" && s.Predictor != "interp" && s.Predictor != "regression" {
+		return fmt.Errorf("predictor: must be interp or regression, got %q", s.Predictor)
+	}
 	if s.Router != "" && s.Router != "least_loaded" && s.Router != "round_robin" {
 		return fmt.Errorf("router: must be least_loaded or round_robin, got %q", s.Router)
 	}

@@ -192,6 +192,11 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		}
 		out.Tables = profiles.Overlay(top, out.Tables)
 	}
+	if sc.Predictor == predictor.PredictorRegression {
+		if out.Tables, err = predictor.RegressionTables(out.Tables, out.Hardware); err != nil {
+			return nil, fmt.Errorf("predictor: %w", err)
+		}
+	}
 	st.Notes = append(st.Notes, out.Tables.Notes...)
 	m := out.Model
 	tp := d.TensorParallelSize

@@ -25,6 +25,7 @@ func newGateCmd() *cobra.Command {
 	var (
 		plots                *gatePlot // gate_plot.go
 		cells, calib, format string
+		predictorKind        string
 		seeds, workers       int
 		strict, replay, obs  bool
 		only                 []string
@@ -56,6 +57,11 @@ simulated, beside the simulator's price of a pure decode step there
 			if seeds < 1 || seeds > 100 {
 				return bad(fmt.Errorf("--seeds: must be in [1, 100], got %d", seeds))
 			}
+			if predictorKind != "" {
+				if err := checkPredictorKind(predictorKind); err != nil {
+					return bad(err)
+				}
+			}
 			if workers < 0 {
 				return bad(fmt.Errorf("--workers: must be ≥ 0 (0 = one per CPU), got %d", workers))
 			}
@@ -63,7 +69,7 @@ simulated, beside the simulator's price of a pure decode step there
 			if err != nil {
 				return bad(fmt.Errorf("--cells: %w (the default is relative: run from the repository root, or pass --cells DIR)", err))
 			}
-			opt := calibration.GateOptions{Seeds: seeds, Workers: workers, Cells: only, Replay: replay}
+			opt := calibration.GateOptions{Seeds: seeds, Workers: workers, Cells: only, Replay: replay, Predictor: predictorKind}
 			if err := plots.prepare(&opt); err != nil {
 				return bad(err)
 			}
@@ -143,6 +149,7 @@ simulated, beside the simulator's price of a pure decode step there
 	fl.StringVar(&format, "format", "text", "text | json | markdown")
 	fl.BoolVar(&strict, "strict", false, "exit 1 when any cell fails")
 	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")
+	fl.StringVar(&predictorKind, "predictor", "", predictorUsage+" (default: each scenario's, else interp)")
 	fl.BoolVar(&obs, "observations", false, "print each run's reconstructed (batch, context) → time per token, real vs simulated, and the decode step price (Markdown)")
 	plots = addGatePlotFlags(fl)
 	fl.BoolVar(&replay, "replay", false, "send each run's requests at their real times with their measured prompt lengths (replay files; a diagnostic, not the verdict)")

@@ -62,6 +62,11 @@ then ignored).`,
 				return bad(err)
 			}
 			printCoverage(cmd.OutOrStdout(), t)
+			if hw, err := profiles.LookupHardware(t.Hardware); err == nil {
+				printRegression(cmd.OutOrStdout(), t, hw)
+			} else if hw, err := profiles.LookupHardware(hardware); err == nil {
+				printRegression(cmd.OutOrStdout(), t, hw)
+			}
 			return nil
 		},
 	}

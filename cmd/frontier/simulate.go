@@ -52,8 +52,9 @@ type simFlags struct {
 	percentiles, percentileMetrics string
 	quiet                          bool
 	policy                         policyFlags
-	quant                          quantFlags  // --quantization (quant_flags.go)
-	report                         reportFlags // report_flags.go
+	quant                          quantFlags    // --quantization (quant_flags.go)
+	report                         reportFlags   // report_flags.go
+	pred                           predictorFlag // --predictor (predictor_flags.go)
 
 	data datasetFlags // sessions, lengths, --random-prefix-len (session_flags.go)
 }
@@ -148,6 +149,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	addDatasetFlags(fl, &f.data)
 	addQuantFlags(fl, &f.quant)
 	f.report.register(fl)
+	addPredictorFlag(fl, &f.pred)
 	return cmd, f
 }
 
@@ -203,6 +205,9 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 	if set("calibration") {
 		p, _ := absPath(f.calib)
 		sc.Calibration = &p
+	}
+	if err := applyPredictorFlag(sc, &f.pred, set); err != nil {
+		return nil, err
 	}
 	if sc.Deployment == nil {
 		if sc.Disaggregation != nil && anySet(set, deploymentFlags...) {
