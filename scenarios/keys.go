@@ -75,6 +75,15 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 				return err
 			}
 		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s: must be a mapping of keys", path)
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
+				return err
+			}
+		}
 	case reflect.Int, reflect.Int64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 			return fmt.Errorf("%s: must be an integer, got %q", path, n.Value)

@@ -28,6 +28,9 @@ type Scenario struct {
 	// instances of a disaggregated pool): least_loaded (default; vLLM's DP
 	// front end balances by queue lengths) or round_robin.
 	Router string `yaml:"router"`
+	// Replicas puts several independent copies of the deployment behind
+	// an external router (added; nil = one).
+	Replicas *Replicas `yaml:"replicas"`
 
 	Deployment     *Deployment     `yaml:"deployment"`
 	Disaggregation *Disaggregation `yaml:"disaggregation"`

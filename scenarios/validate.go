@@ -34,6 +34,9 @@ func (s *Scenario) Validate() error {
 	case s.Deployment != nil && s.Disaggregation != nil:
 		return errors.New("deployment and disaggregation: give one, not both")
 	}
+	if err := s.validateReplicas(); err != nil {
+		return err
+	}
 	if s.Deployment != nil {
 		if err := s.Deployment.Validate("deployment"); err != nil {
 			return err

@@ -66,10 +66,13 @@ type Setup struct {
 	Pools  []*Deployment // co-located: one; disaggregated: prefill, decode
 	Disagg *Disagg
 	Router string
-	Host   predictor.HostModel
-	Plan   *workload.Plan
-	Client ClientConfig
-	Notes  []string // stated substitutions, printed once
+	// Replicas is the co-located deployment's replication behind an
+	// external router (Count 1: none).
+	Replicas Replicas
+	Host     predictor.HostModel
+	Plan     *workload.Plan
+	Client   ClientConfig
+	Notes    []string // stated substitutions, printed once
 }
 
 // Resolve turns a validated scenario into a Setup, applying vLLM's
@@ -126,6 +129,9 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		st.Disagg = kvLink(g.KVTransfer, st.Pools[0], st.Pools[1])
 	}
 	st.Deployment = st.Pools[len(st.Pools)-1]
+	if err := st.resolveReplicas(sc); err != nil {
+		return nil, err
+	}
 	total := 0
 	for _, d := range st.Pools {
 		total += d.Engine.NumBlocks * d.DP * d.Instances
@@ -146,6 +152,9 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		return nil, err
 	}
 	st.Notes = append(st.Notes, st.Plan.Notes...)
+	if err := st.checkSessions(); err != nil {
+		return nil, err
+	}
 	a := sc.Workload.Arrivals
 	if a.MaxConcurrency != nil {
 		st.Client.MaxConcurrency = *a.MaxConcurrency

@@ -94,7 +94,7 @@ func (c *client) send(s *Sim, r *record) {
 	// vLLM starts one API server per DP rank by default (api_server_count
 	// = data_parallel_size, vllm/entrypoints/cli/serve.py); a request's
 	// tokens stream back through the server that took it in.
-	r.api = s.pools[0].apiFor(r.plan.ID)
+	r.api = s.apiFor(r)
 	in := r.api.serve(s.now, s.host.APIInServiceNs(r.plan.PromptTokens))
 	s.queue.push(in+int64(s.host.RequestOverheadNs), engineAdmit{r})
 	if c.cfg.TimeoutNs > 0 {

@@ -56,6 +56,15 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 	}
 	s := New(st.Plan, all, nil, st.Host, st.Client, opt)
 	s.pools = pools
+	if st.Replicas.Count > 1 && st.Disagg == nil {
+		var err error
+		if s.replicas, err = newReplicaSet(st, pools[0]); err != nil {
+			return nil, err
+		}
+		if s.replicas.interval > 0 {
+			s.scrapeAt = 0
+		}
+	}
 	for _, d := range st.Pools {
 		if s.maxModelLen == 0 || d.Engine.MaxModelLen < s.maxModelLen {
 			s.maxModelLen = d.Engine.MaxModelLen

@@ -37,6 +37,8 @@ type RequestRecord struct {
 	// Result.Classes (0 when the workload has no classes).
 	Priority int
 	Class    int
+	// Replica is the replica the router sent it to (0 with one).
+	Replica int
 }
 
 // TTFTNs is time to first token, ns (-1 if none).
@@ -72,6 +74,8 @@ type record struct {
 	req     engine.Request
 	plan    workload.Request
 	core    *Core
+	replica int  // the replica the router picked
+	routed  bool // counted in the router's view until it ends
 }
 
 // phase is where a disaggregated request is.

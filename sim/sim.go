@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"frontier/predictor"
 	"frontier/sim/engine"
@@ -33,6 +34,11 @@ type Sim struct {
 	tokDelay    int64 // delay after the API server per token, ns
 	// err stops the run (fail); Run returns it in Result.Err.
 	err error
+	// replicas is the router in front of the replicas (nil: one); the
+	// event loop refreshes its view of their metrics when the clock
+	// reaches scrapeAt (math.MaxInt64: never).
+	replicas *replicaSet
+	scrapeAt int64
 }
 
 // MaxClockNs is the latest time a run may reach, 2^62 ns ≈ 146 years:
@@ -74,7 +80,7 @@ type Options struct {
 // A nil router means least-loaded routing over all cores (one pool).
 func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostModel, c ClientConfig, opt Options) *Sim {
 	s := &Sim{cores: cores, host: host, stepSink: opt.StepSink, progress: opt.Progress, itl: NewHistogram(),
-		tokSvc: int64(host.APITokenNs), tokDelay: int64(host.StreamPerTokenNs)}
+		tokSvc: int64(host.APITokenNs), tokDelay: int64(host.StreamPerTokenNs), scrapeAt: math.MaxInt64}
 	if router == nil {
 		router = LeastLoaded{}
 	}
@@ -96,6 +102,9 @@ func (s *Sim) Run() *Result {
 			s.fail(fmt.Errorf("the simulated clock would pass %d ns (≈146 years), or run backwards, at an event scheduled for %d ns (now %d ns): the step prices are impossible; check the operator tables (--profile-dir, profiles) and the host calibration (--calibration)", MaxClockNs, it.at, s.now))
 			break
 		}
+		if it.at >= s.scrapeAt {
+			s.replicas.scrapeAt(s, it.at)
+		}
 		s.now = it.at
 		it.ev.handle(s)
 	}
@@ -115,7 +124,11 @@ func (s *Sim) admit(r *record) {
 }
 
 func (s *Sim) route(p *pool, r *record) {
-	c := p.cores[p.router.Route(p.cores, r)]
+	cores, dp := p.cores, p.router
+	if r.routed {
+		cores, dp = s.replicas.cores(p, r.replica)
+	}
+	c := cores[dp.Route(cores, r)]
 	if r.phase == phasePrefill {
 		r.out.PrefillEngine = c.ID
 	}
@@ -194,6 +207,9 @@ func (s *Sim) finish(r *record, failed bool) {
 		return
 	}
 	r.done = true
+	if r.routed {
+		s.replicas.done(r)
+	}
 	r.out.Failed = failed
 	if failed {
 		r.out.FinishNs = s.now

@@ -90,6 +90,7 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		fmt.Fprintln(w, center("Per stage", '-'))
 		fmt.Fprint(w, stages)
 	}
+	printReplicas(w, line, st, res)
 	printClasses(w, res, s)
 	if turns := perTurn(res); turns != "" {
 		fmt.Fprintln(w, center("Per turn (sessions)", '-'))
@@ -328,6 +329,8 @@ type requestRow struct {
 	Failed       bool    `csv:"failed"`
 	Session      int     `csv:"session_id"` // 0 = not part of a session
 	Turn         int     `csv:"turn"`       // 1-based turn of the session, 0 outside sessions
+	Priority     int     `csv:"priority"`   // the request's priority (0 by default)
+	Replica      int     `csv:"replica"`    // the replica the router sent it to (0 with one)
 }
 
 func writeRequests(path string, reqs []sim.RequestRecord) error {
@@ -336,7 +339,8 @@ func writeRequests(path string, reqs []sim.RequestRecord) error {
 		rows[i] = requestRow{ID: r.ID, Stage: r.Stage, Engine: r.Engine, PrefillEng: r.PrefillEngine, TransferDone: sec(r.TransferDoneNs),
 			Arrival: sec(r.SendNs), FirstToken: sec(r.FirstTokenNs),
 			Finish: sec(r.FinishNs), Prompt: r.PromptTokens, Cached: r.CachedTokens, Output: r.OutputTokens,
-			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1, Session: r.Session, Turn: r.Turn}
+			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1, Session: r.Session, Turn: r.Turn,
+			Priority: r.Priority, Replica: r.Replica}
 		if r.FirstTokenNs >= 0 {
 			rows[i].TTFTMs = float64(r.TTFTNs()) / 1e6
 		}

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"frontier/sim"
+	"frontier/sim/router"
 )
 
 // policyLines prints each pool's scheduling policy when it is not vLLM's
@@ -63,6 +65,7 @@ func policyJSON(fr map[string]any, st *sim.Setup, res *sim.Result, s sim.BenchSu
 			fr[key] = d.SchedulingPolicy
 		}
 	}
+	replicasJSON(fr, st, res)
 	classes := sim.SummarizeClasses(res, s.Percentiles, sim.SLO{})
 	if classes == nil {
 		return
@@ -81,4 +84,117 @@ func policyJSON(fr map[string]any, st *sim.Setup, res *sim.Result, s sim.BenchSu
 		out = append(out, m)
 	}
 	fr["classes"] = out
+}
+
+// replicaStats is one replica's share of a run (or the whole run's).
+type replicaStats struct {
+	requests, completed, failed int
+	ttft, e2e                   []float64 // ms, completed requests
+	prompt, cached              int       // tokens, completed requests
+}
+
+// hitRate is the prefix-cache hit rate: cached prompt tokens (the hit at
+// each request's first admission) over prompt tokens, completed requests.
+func (r *replicaStats) hitRate() float64 {
+	if r.prompt == 0 {
+		return 0
+	}
+	return float64(r.cached) / float64(r.prompt)
+}
+
+func replicaTable(st *sim.Setup, res *sim.Result) (per []replicaStats, all replicaStats) {
+	per = make([]replicaStats, st.Replicas.Count)
+	for _, r := range res.Requests {
+		for _, s := range []*replicaStats{&per[min(r.Replica, len(per)-1)], &all} {
+			s.requests++
+			if r.Failed || r.FinishNs < 0 {
+				s.failed++
+				continue
+			}
+			s.completed++
+			s.ttft = append(s.ttft, float64(r.TTFTNs())/1e6)
+			s.e2e = append(s.e2e, float64(r.E2ENs())/1e6)
+			s.prompt += r.PromptTokens
+			s.cached += r.CachedTokens
+		}
+	}
+	return per, all
+}
+
+// routerDesc says which router, its weights and its metrics refresh.
+func routerDesc(st *sim.Setup) string {
+	r := st.Replicas
+	d := r.Router
+	if r.Router == "weighted" {
+		w := r.Weights
+		if len(w) == 0 {
+			w = router.DefaultWeights
+		}
+		var parts []string
+		for _, k := range router.ScorerNames() {
+			if v, ok := w[k]; ok {
+				parts = append(parts, fmt.Sprintf("%s=%g", k, v))
+			}
+		}
+		d += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if r.MetricsIntervalNs == 0 {
+		return d + ", metrics read live"
+	}
+	return d + fmt.Sprintf(", metrics refreshed every %g ms", float64(r.MetricsIntervalNs)/1e6)
+}
+
+// printReplicas prints the router and a row per replica when the
+// deployment is replicated (nothing for one replica: its summary is the
+// single deployment's).
+func printReplicas(w io.Writer, line func(string, any), st *sim.Setup, res *sim.Result) {
+	if st.Replicas.Count < 2 {
+		return
+	}
+	per, all := replicaTable(st, res)
+	fmt.Fprintln(w, center("Replicas", '-'))
+	line("Replicas:", fmt.Sprintf("%d × the deployment above", st.Replicas.Count))
+	line("Router:", routerDesc(st))
+	line("Prefix cache hit rate (%):", fmt.Sprintf("%.2f", 100*all.hitRate()))
+	fmt.Fprintf(w, "%-8s %9s %9s %6s %12s %12s %12s\n", "replica", "requests", "completed", "failed", "med TTFT ms", "mean E2EL ms", "prefix hit %")
+	for i := range per {
+		p := &per[i]
+		sort.Float64s(p.ttft)
+		mean := 0.0
+		for _, v := range p.e2e {
+			mean += v / float64(len(p.e2e))
+		}
+		fmt.Fprintf(w, "%-8d %9d %9d %6d %12.2f %12.2f %12.2f\n", i, p.requests, p.completed, p.failed, percentile0(p.ttft, 50), mean, 100*p.hitRate())
+	}
+}
+
+func percentile0(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sim.Percentile(sorted, p)
+}
+
+// replicasJSON is the result JSON's frontier.replicas object (one
+// replica: absent).
+func replicasJSON(fr map[string]any, st *sim.Setup, res *sim.Result) {
+	if st.Replicas.Count < 2 {
+		return
+	}
+	per, all := replicaTable(st, res)
+	var rows []map[string]any
+	for i := range per {
+		p := &per[i]
+		rows = append(rows, map[string]any{"replica": i, "requests": p.requests, "completed": p.completed, "failed": p.failed,
+			"prefix_cache_hit_rate": p.hitRate()})
+	}
+	weights := st.Replicas.Weights
+	if st.Replicas.Router == "weighted" && len(weights) == 0 {
+		weights = router.DefaultWeights
+	}
+	fr["replicas"] = map[string]any{
+		"count": st.Replicas.Count, "router": st.Replicas.Router, "weights": weights,
+		"metrics_interval_ms":   float64(st.Replicas.MetricsIntervalNs) / 1e6,
+		"prefix_cache_hit_rate": all.hitRate(), "per_replica": rows,
+	}
 }

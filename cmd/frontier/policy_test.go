@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 
@@ -47,6 +48,18 @@ func TestPolicyBadInput(t *testing.T) {
 			[]string{"workload.classes[0].name: required"}},
 		{"class priority not an integer", []string{"simulate", "--quiet", "--scenario", classes("    - {name: a, share: 1, priority: high}\n")},
 			[]string{"workload.classes[0].priority: must be an integer", `"high"`}},
+		{"replicas 0", withTiny("--replicas", "0"), []string{"replicas.count (--replicas): must be in [1, 1024], got 0"}},
+		{"replicas × DP", withTiny("--replicas", "600", "--data-parallel-size", "2"), []string{"--replicas", "1200 engines, more than 1024"}},
+		{"unknown router", withTiny("--replicas", "2", "--router", "random"), []string{"--router", `"random"`, "allowed: kv-usage, least-requests, prefix-cache, queue, round-robin, session, weighted"}},
+		{"session router without sessions", withTiny("--replicas", "2", "--router", "session"), []string{"--router", "session routes by session id", "no request of the workload has one"}},
+		{"session scorer without sessions", withTiny("--replicas", "2", "--router", "weighted", "--router-weights", "session=1,queue=1"), []string{"--router", "session scorer"}},
+		{"unknown scorer", withTiny("--replicas", "2", "--router-weights", "cache=1"), []string{"--router-weights", `unknown scorer "cache"`, "allowed: kv-usage"}},
+		{"weight not a number", withTiny("--replicas", "2", "--router-weights", "queue=x"), []string{"--router-weights", `"queue=x"`}},
+		{"negative weight", withTiny("--replicas", "2", "--router-weights", "queue=-2"), []string{"replicas.weights.queue (--router-weights): must be in [0, 1e6], got -2"}},
+		{"weights without weighted", withTiny("--replicas", "2", "--router", "queue", "--router-weights", "queue=1"), []string{"--router-weights", "only for the weighted router"}},
+		{"negative interval", withTiny("--replicas", "2", "--router-metrics-interval-ms", "-1"), []string{"--router-metrics-interval-ms", "got -1"}},
+		{"replicas of a disaggregated scenario", []string{"simulate", "--quiet", "--scenario", "../../scenarios/examples/llama-3.1-8b-h200-1p1d.yaml", "--replicas", "2"},
+			[]string{"--replicas", "not for a disaggregated scenario"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,4 +105,27 @@ func TestPriorityTracePerClassOutput(t *testing.T) {
 	assert.EqualValues(t, 8, j.Frontier.Classes[1]["total_output_tokens"])
 	assert.Contains(t, j.Frontier.Classes[0], "p99_ttft_ms")
 	assert.NotContains(t, j.Frontier.Classes[0], "mean_itl_ms")
+}
+
+// --replicas 1 is the single deployment, byte for byte: summary, result
+// JSON (but its date), requests and steps CSV, whatever the router.
+func TestOneReplicaIsTheSingleDeployment(t *testing.T) {
+	dir := t.TempDir()
+	outputs := func(tag string, extra ...string) []string {
+		res, reqs, steps := filepath.Join(dir, tag+".json"), filepath.Join(dir, tag+"-r.csv"), filepath.Join(dir, tag+"-s.csv")
+		out, errOut, err := run(t, withTiny(append([]string{"--num-prompts", "200", "--request-rate", "50", "--save-result", "--result-filename", res,
+			"--requests-csv", reqs, "--steps-csv", steps}, extra...)...)...)
+		require.NoError(t, err)
+		var files []string
+		for _, p := range []string{res, reqs, steps} {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			files = append(files, regexp.MustCompile(`"date":"[^"]*"`).ReplaceAllString(string(b), ""))
+		}
+		return append(files, out, errOut)
+	}
+	single := outputs("single")
+	for _, r := range []string{"prefix-cache", "kv-usage", "weighted"} {
+		assert.Equal(t, single, outputs(r, "--replicas", "1", "--router", r), "--replicas 1 --router %s", r)
+	}
 }

@@ -216,7 +216,9 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 	} else {
 		applyDeployment(sc.Deployment, f, set)
 	}
-	applyPolicyFlags(sc, &f.policy, set)
+	if err := applyPolicyFlags(sc, &f.policy, set); err != nil {
+		return nil, err
+	}
 	if err := applyWorkload(&sc.Workload, f, set); err != nil {
 		return nil, err
 	}

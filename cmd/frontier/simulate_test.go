@@ -138,7 +138,7 @@ func TestSimulateRequestsCSV(t *testing.T) {
 	require.NoError(t, err, stderr)
 	rows := readCSV(t, path)
 	assert.Equal(t, []string{"request_id", "stage", "engine", "prefill_engine", "kv_transfer_done_s", "arrival_s", "first_token_s", "finish_s", "ttft_ms", "e2el_ms",
-		"prompt_tokens", "cached_tokens", "output_tokens", "preemptions", "failed", "session_id", "turn"}, rows[0])
+		"prompt_tokens", "cached_tokens", "output_tokens", "preemptions", "failed", "session_id", "turn", "priority", "replica"}, rows[0])
 	require.Len(t, rows, 1+20, "one row per request")
 	id, prompt, out, failed, ttft, e2e := column(t, rows, "request_id"), column(t, rows, "prompt_tokens"),
 		column(t, rows, "output_tokens"), column(t, rows, "failed"), column(t, rows, "ttft_ms"), column(t, rows, "e2el_ms")
