@@ -14,3 +14,8 @@ func (r *Request) PromptBlockHashes(bs, every, n int, dst []uint64) []uint64 {
 	}
 	return dst
 }
+
+// Mix64 is the splitmix64 finalizer the engine's block hashes use, for
+// other packages that need well-mixed 64-bit keys (the router's hash
+// ring and tables).
+func Mix64(x uint64) uint64 { return mix64(x) }

@@ -1,8 +1,9 @@
 package router
 
 // least-requests routes to the replica with the fewest requests in flight
-// from this router (ties: the lower index), as Envoy's LEAST_REQUEST
-// balancer and SGLang's router's load tracking do. It reads only its own
+// from this router (ties: the lower index): the rule Envoy's
+// LEAST_REQUEST balancer approximates by sampling two replicas, and the
+// load SGLang's router tracks per worker. It reads only its own
 // history, which is always current (no scrape). O(log replicas) per
 // request.
 //

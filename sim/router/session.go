@@ -1,6 +1,10 @@
 package router
 
-import "sort"
+import (
+	"sort"
+
+	"frontier/sim/engine"
+)
 
 // session routes every request of a session to one replica by consistent
 // hashing of the session id (production-stack's session router: a hash
@@ -92,12 +96,5 @@ func (s *sessionAffinity) Routed(r *Request, rep int, _ []Replica) {
 // NeedsSessions implements SessionRouter.
 func (s *sessionAffinity) NeedsSessions() bool { return true }
 
-// mix64 is the splitmix64 finalizer.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
+// mix64 is the engine's splitmix64 finalizer.
+func mix64(x uint64) uint64 { return engine.Mix64(x) }
