@@ -157,7 +157,8 @@ func (rs *replicaSet) done(r *record) {
 
 // scrape refreshes every replica's reported metrics from its engines:
 // vllm:num_requests_waiting and _running summed over its DP ranks, and
-// vllm:kv_cache_usage_perc pooled over them.
+// vllm:kv_cache_usage_perc pooled over them (each engine's is
+// BlockPool.Usage, vLLM's get_usage: used ÷ (num_gpu_blocks − 1)).
 func (rs *replicaSet) scrape(s *Sim) {
 	cores := s.pools[0].cores
 	for i := range rs.view {
@@ -168,7 +169,7 @@ func (rs *replicaSet) scrape(s *Sim) {
 			v.Waiting += c.Sched.NumWaiting()
 			v.Running += c.Sched.NumRunning()
 			used += c.Sched.Pool.NumUsed()
-			total += c.Sched.Pool.NumBlocks()
+			total += c.Sched.Pool.NumBlocks() - 1 // the null block
 		}
 		v.KVUsage = float64(used) / float64(max(total, 1))
 	}

@@ -18,8 +18,9 @@ import (
 )
 
 // twoReplicas is 2 replicas of one engine core each (10 KV blocks of 16
-// tokens, budget 256, steps of 10 ms, no front-end time, synchronous
-// scheduling) behind policy, metrics refreshed every interval ns.
+// tokens, 9 usable beside vLLM's null block; budget 256, steps of 10 ms,
+// no front-end time, synchronous scheduling) behind policy, metrics
+// refreshed every interval ns.
 func twoReplicas(t *testing.T, policy string, interval int64, reqs []workload.Request) *Sim {
 	t.Helper()
 	var cores []*Core
@@ -43,10 +44,10 @@ func twoReplicas(t *testing.T, policy string, interval int64, reqs []workload.Re
 // hand with the kv-usage router: A (64-token prompt) arrives at 0 and
 // goes to replica 0 (all idle; ties to the lower index); B (16 tokens) at
 // 5 ms goes to replica 1 (usage still 0, 0; fewer in flight). A holds 5
-// of its replica's 10 blocks from 10 ms (prompt 4, its 65th token a 5th),
+// of its replica's 9 blocks from 10 ms (prompt 4, its 65th token a 5th),
 // B 2 from 15 ms. C arrives at 95 ms:
 //   - metrics read live, or refreshed every 50 ms (last at 50 ms): usage
-//     0.5 and 0.2, C goes to replica 1;
+//     5/9 and 2/9, C goes to replica 1;
 //   - refreshed every 100 ms (last at 0, all idle): usage 0 and 0, in
 //     flight 1 and 1, C goes to replica 0, the busier one.
 func TestRouterSeesStaleMetrics(t *testing.T) {
