@@ -54,7 +54,7 @@ func WritePlots(dir string, formats []string, in PlotInput) ([]string, error) {
 		}
 		for _, f := range formats {
 			path := filepath.Join(dir, name+"."+f)
-			if err := saveGrid(path, f, grid, w, h); err != nil {
+			if err := saveGrid(path, f, in.Title, grid, w, h); err != nil {
 				return files, err
 			}
 			files = append(files, path)
@@ -63,15 +63,24 @@ func WritePlots(dir string, formats []string, in PlotInput) ([]string, error) {
 	return files, nil
 }
 
-// saveGrid draws plots on a grid of tiles into path.
-func saveGrid(path, format string, grid [][]*plot.Plot, w, h vg.Length) error {
+// saveGrid draws title across the top of the figure and plots on a grid
+// of tiles under it into path.
+func saveGrid(path, format, title string, grid [][]*plot.Plot, w, h vg.Length) error {
 	c, err := draw.NewFormattedCanvas(w, h, format)
 	if err != nil {
 		return err
 	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	sty := plot.New().Title.TextStyle
+	sty.Font.Size = vg.Points(13)
+	rect := sty.Rectangle(title)
+	dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Millimeter*2 - rect.Max.Y}, title)
+	dc = draw.Crop(dc, 0, 0, 0, -(rect.Size().Y + vg.Millimeter*3))
 	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]), PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	cs := plot.Align(grid, tiles, draw.New(c))
+	cs := plot.Align(grid, tiles, dc)
 	for i := range grid {
 		for j, p := range grid[i] {
 			p.Draw(cs[i][j])
@@ -141,7 +150,7 @@ func timelinePlots(in PlotInput) ([][]*plot.Plot, vg.Length, vg.Length, error) {
 		return nil, 0, 0, fmt.Errorf("empty timeline")
 	}
 	const x = "simulated time (s)"
-	p1 := newPlot(in.Title+"\nrequests in the engine (vllm:num_requests_running, _waiting)", x, "requests")
+	p1 := newPlot("requests in the engine (vllm:num_requests_running, _waiting)", x, "requests")
 	p2 := newPlot("KV cache usage (vllm:kv_cache_usage_perc)", x, "KV cache usage (%)")
 	p3 := newPlot("output tokens per second (vllm:generation_tokens_total)", x, "output tokens/s")
 	p2.Y.Min, p2.Y.Max = 0, 100
@@ -209,15 +218,11 @@ func cdfPlots(in PlotInput) ([][]*plot.Plot, vg.Length, vg.Length, error) {
 		}
 	}
 	row := []*plot.Plot{}
-	for k, m := range []struct {
+	for _, m := range []struct {
 		name string
 		xs   []float64
 	}{{"TTFT", ttft}, {"TPOT", tpot}, {"E2EL", e2e}} {
-		title := m.name + " CDF (successful requests)"
-		if k == 0 {
-			title = in.Title + "\n" + title
-		}
-		p := newPlot(title, m.name+" (ms)", "fraction of requests")
+		p := newPlot(m.name+" CDF (successful requests)", m.name+" (ms)", "fraction of requests")
 		p.Y.Min, p.Y.Max = 0, 1
 		if len(m.xs) == 0 {
 			return nil, 0, 0, fmt.Errorf("no successful request with a %s", m.name)
@@ -265,7 +270,7 @@ func ttftPlot(in PlotInput) ([][]*plot.Plot, vg.Length, vg.Length, error) {
 	if len(ok)+len(failed) == 0 {
 		return nil, 0, 0, fmt.Errorf("no request received a first token")
 	}
-	p := newPlot(in.Title+"\nTTFT per request against its arrival", "arrival (send) time (s)", "TTFT (ms)")
+	p := newPlot("TTFT per request against its arrival", "arrival (send) time (s)", "TTFT (ms)")
 	for _, s := range []struct {
 		xys    plotter.XYs
 		c      color.Color
@@ -308,14 +313,8 @@ type PercentilePanel struct {
 // p100 drawn at p0.01 and p99.99) so both tails are as wide as the body.
 func WritePercentilePlot(path string, formats []string, title string, panels []PercentilePanel) ([]string, error) {
 	var row []*plot.Plot
-	for k, pn := range panels {
-		t := pn.Name + " percentiles: measured vs simulated"
-		if k == 0 {
-			t = title + "\n" + t
-		} else {
-			t = "\n" + t
-		}
-		p := newPlot(t, "percentile", pn.Name+" (s)")
+	for _, pn := range panels {
+		p := newPlot(pn.Name+" percentiles: measured vs simulated", "percentile", pn.Name+" (s)")
 		var ticks []plot.Tick
 		var meas, simv plotter.XYs
 		for i, q := range pn.Percentiles {
@@ -350,7 +349,7 @@ func WritePercentilePlot(path string, formats []string, title string, panels []P
 	var files []string
 	for _, f := range formats {
 		out := path + "." + f
-		if err := saveGrid(out, f, [][]*plot.Plot{row}, 14*vg.Inch, 5.5*vg.Inch); err != nil {
+		if err := saveGrid(out, f, title, [][]*plot.Plot{row}, 14*vg.Inch, 5.5*vg.Inch); err != nil {
 			return files, err
 		}
 		files = append(files, out)
