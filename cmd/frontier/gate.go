@@ -129,7 +129,7 @@ simulated, beside the simulator's price of a pure decode step there
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "gate: %d scenarios in %.1f s\n", len(runs), time.Since(start).Seconds())
 			}
-			if err := plots.write(cmd.ErrOrStderr()); err != nil {
+			if err := plots.write(cmd.ErrOrStderr(), rows); err != nil {
 				return err
 			}
 			if err != nil {

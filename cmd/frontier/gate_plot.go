@@ -36,7 +36,7 @@ var gatePercentiles = []float64{0, 0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9, 
 
 func addGatePlotFlags(fl *pflag.FlagSet) *gatePlot {
 	g := &gatePlot{}
-	fl.StringVar(&g.dir, "plot", "", "write into folder DIR one figure per cell: the measured and simulated percentiles of TTFT and E2E (successful requests)")
+	fl.StringVar(&g.dir, "plot", "", "write into folder DIR one figure per cell: the measured and simulated percentiles of TTFT and E2E (successful requests), and where the run has replay files a second one (<cell>_windows): mean TPOT and median TTFT by arrival window")
 	fl.StringVar(&g.formats, "plot-format", "png,svg", "image formats of --plot: "+strings.Join(report.PlotFormats, ", "))
 	return g
 }
@@ -62,8 +62,9 @@ func (g *gatePlot) prepare(opt *calibration.GateOptions) error {
 	return nil
 }
 
-// write draws every cell's figure, in cell-name order.
-func (g *gatePlot) write(stderr io.Writer) error {
+// write draws every cell's figure, in cell-name order, and beside it the
+// cell's per-request rows by arrival window (gate_windows_plot.go).
+func (g *gatePlot) write(stderr io.Writer, rows []calibration.Row) error {
 	if g.dir == "" {
 		return nil
 	}
@@ -99,6 +100,10 @@ func (g *gatePlot) write(stderr io.Writer) error {
 			for _, f := range files {
 				os.Remove(f)
 			}
+			return fmt.Errorf("--plot %s: %w", c.cell, err)
+		}
+		n += len(files)
+		if files, err = g.writeWindowPlot(rows, c.cell); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.cell, err)
 		}
 		n += len(files)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"frontier/calibration"
 )
 
 // --predictor regression prices through the regressed tables (a note says
@@ -51,4 +53,25 @@ func TestProfileShowRegressionResiduals(t *testing.T) {
 	for _, family := range []string{"gemm bfloat16: 9240 rows, |error| median", "decode attention:", "prefill attention:", "moe:", "comm:"} {
 		assert.Contains(t, out, "\n  "+family)
 	}
+}
+
+// The per-request rows of one cell become one panel per statistic, in ms,
+// windows in order; other cells' rows and rows without a window are left out.
+func TestWindowPanels(t *testing.T) {
+	rows := []calibration.Row{
+		{Cell: "a/stage_0", Metric: "ttft_p90", Truth: 1, Sim: 2},
+		{Cell: "a/stage_0", Metric: "tpot_mean@0-150s", Truth: 0.010, Sim: 0.011},
+		{Cell: "a/stage_0", Metric: "ttft_median@0-150s", Truth: 0.05, Sim: 0.04},
+		{Cell: "b/stage_0", Metric: "tpot_mean@0-150s", Truth: 1, Sim: 1},
+		{Cell: "a/stage_0", Metric: "tpot_mean@300-450s", Truth: 0.012, Sim: 0.011},
+	}
+	p := windowPanels(rows, "a/stage_0")
+	require.Len(t, p, 2)
+	assert.Equal(t, "mean TPOT", p[0].Name)
+	assert.Equal(t, []float64{0, 300}, p[0].Starts)
+	assert.Equal(t, []float64{150, 450}, p[0].Ends)
+	assert.InDeltaSlice(t, []float64{10, 12}, p[0].Measured, 1e-9)
+	assert.InDeltaSlice(t, []float64{11, 11}, p[0].Simulated, 1e-9)
+	assert.Equal(t, "median TTFT", p[1].Name)
+	assert.InDeltaSlice(t, []float64{50}, p[1].Measured, 1e-9)
 }

@@ -113,14 +113,14 @@ func TestGatePlot(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gate")
 	_, errOut, err := run(t, "gate", "--cells", "../../scenarios/gate", "--only", "20260217-155451-llama-2-7b-tp1-codegen", "--plot", dir)
 	require.NoError(t, err, errOut)
-	for _, stage := range []string{"stage_0", "stage_1"} {
+	for _, stage := range []string{"stage_0", "stage_1", "stage_0_windows", "stage_1_windows"} {
 		for _, ext := range []string{"png", "svg"} {
 			info, err := os.Stat(filepath.Join(dir, "20260217-155451-llama-2-7b-tp1-codegen_"+stage+"."+ext))
 			require.NoError(t, err)
 			assert.Positive(t, info.Size())
 		}
 	}
-	assert.Contains(t, errOut, "gate: 4 plots in")
+	assert.Contains(t, errOut, "gate: 8 plots in")
 	_, _, err = run(t, "gate", "--cells", "../../scenarios/gate", "--plot", dir, "--plot-format", "gif")
 	var ue usageError
 	require.True(t, errors.As(err, &ue), "exit 2, got %v", err)

@@ -336,25 +336,13 @@ func WritePercentilePlot(path string, formats []string, title string, panels []P
 			if len(s.xys) == 0 {
 				return nil, fmt.Errorf("%s: no %s percentiles", pn.Name, s.legend)
 			}
-			l, pts, err := plotter.NewLinePoints(s.xys)
-			if err != nil {
+			if err := addLinePoints(p, s.xys, s.c, s.legend); err != nil {
 				return nil, err
 			}
-			l.Color, pts.Color = s.c, s.c
-			p.Add(l, pts)
-			p.Legend.Add(s.legend, l, pts)
 		}
 		row = append(row, p)
 	}
-	var files []string
-	for _, f := range formats {
-		out := path + "." + f
-		if err := saveGrid(out, f, title, [][]*plot.Plot{row}, 14*vg.Inch, 5.5*vg.Inch); err != nil {
-			return files, err
-		}
-		files = append(files, out)
-	}
-	return files, nil
+	return saveRow(path, formats, title, row)
 }
 
 // logit maps a percentile to log10(p ÷ (100 − p)), p clamped to
