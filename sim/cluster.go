@@ -33,10 +33,10 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 		p := &pool{name: d.Pool, dep: d, router: newRouter(st.Router), apis: make([]apiServer, max(1, d.APIServers)*d.Instances)}
 		n := d.DP * d.Instances
 		var group *dpGroup
-		if d.Lockstep {
-			group = &dpGroup{}
-		}
 		for i := 0; i < n; i++ {
+			if d.Lockstep && i%d.DP == 0 {
+				group = &dpGroup{} // each instance's DP ranks step together, apart from the others'
+			}
 			pred, err := d.tmpl.New(d.Pred)
 			if err != nil {
 				return nil, err

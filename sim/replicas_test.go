@@ -218,3 +218,26 @@ func BenchmarkReplicas32(b *testing.B) {
 		})
 	}
 }
+
+// Each replica is its own vllm serve: a MoE model's DP ranks step in
+// lockstep within their replica only. 2 replicas of Qwen3-30B-A3B at DP 2
+// with expert parallelism make two lockstep groups of two engines.
+func TestReplicasHaveTheirOwnLockstepGroups(t *testing.T) {
+	sc, err := scenarios.Load("../scenarios/examples/qwen3-30b-a3b-h200-dp8-ep.yaml")
+	require.NoError(t, err)
+	sc.Deployment.DataParallelSize = 2
+	sc.Workload.Random.NumPrompts = 40
+	sc.Replicas = &scenarios.Replicas{Count: 2}
+	require.NoError(t, sc.Validate())
+	s, _, err := Build(sc, Options{})
+	require.NoError(t, err)
+	require.Len(t, s.cores, 4)
+	assert.NotNil(t, s.cores[0].group)
+	assert.Same(t, s.cores[0].group, s.cores[1].group)
+	assert.Same(t, s.cores[2].group, s.cores[3].group)
+	assert.NotSame(t, s.cores[0].group, s.cores[2].group)
+	for _, r := range s.Run().Requests {
+		assert.False(t, r.Failed)
+		assert.Equal(t, r.Replica, r.Engine/2)
+	}
+}
