@@ -148,7 +148,7 @@ func TestNoSilentEmptyRuns(t *testing.T) {
 		_, _, err := run(t, withTiny("--model", bad)...)
 		require.Error(t, err)
 		assert.ErrorAs(t, err, new(usageError))
-		assert.Contains(t, err.Error(), "deployment.model: model "+bad+": config.json max_position_embeddings: must be > 0 (vLLM derives max_model_len from it), got "+strconv.Itoa(v))
+		assert.Contains(t, err.Error(), "--model: model "+bad+": config.json max_position_embeddings: must be > 0 (vLLM derives max_model_len from it), got "+strconv.Itoa(v))
 	}
 
 	short := writeConfig(t, func(c map[string]any) { c["seq_length"] = 4096 })

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,4 +25,46 @@ func TestOverloadInSummary(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.NotContains(t, out, "Load:")
 	assert.NotContains(t, stderr, "overloaded")
+}
+
+// Flag errors name the flag the user typed (on main: --request-rate -5
+// said workload.arrivals.request_rate), an alias as typed, "unset" for
+// null; a value from a scenario file keeps its key and names the file;
+// --max-concurrency -1 says 0 / unset means no limit.
+func TestFlagErrorsNameTheFlag(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{withTiny("--request-rate", "-5"), "--request-rate: must be > 0 requests/s or inf, got -5"},
+		{[]string{"simulate", "--quiet", "--num-prompts", "4", "--input-len", "0"}, "--input-len: must be ≥ 1, got 0"},
+		{withTiny("--random-output-len", "0"), "--random-output-len: must be ≥ 1, got 0"},
+		{withTiny("--api-server-count", "0"), "--api-server-count: must be in [1, 1024] or unset (= data_parallel_size), got 0"},
+		{withTiny("--max-concurrency", "-1"), "--max-concurrency: must be ≥ 1, or 0 (the default) for no limit as in vllm bench serve, got -1"},
+	}
+	for _, c := range cases {
+		_, _, err := run(t, c.args...)
+		require.Error(t, err, c.want)
+		assert.ErrorAs(t, err, new(usageError))
+		assert.Equal(t, c.want, err.Error())
+	}
+
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`hardware: h200-sxm
+deployment: {model: meta-llama/Llama-3.1-8B-Instruct}
+workload:
+  dataset: random
+  random: {num_prompts: 4, input_len: 64, output_len: 4}
+  arrivals: {request_rate: -5}
+`), 0o644))
+	_, _, err := run(t, "simulate", "--quiet", "--scenario", file)
+	require.Error(t, err)
+	assert.Equal(t, file+": workload.arrivals.request_rate: must be > 0 requests/s or inf, got -5", err.Error())
+	_, _, err = run(t, "simulate", "--quiet", "--scenario", file, "--request-rate", "-2")
+	require.Error(t, err)
+	assert.Equal(t, "--request-rate: must be > 0 requests/s or inf, got -2", err.Error(), "the flag overrides the file")
+
+	help, _, err := run(t, "simulate", "--help")
+	require.NoError(t, err)
+	assert.Contains(t, help, "auto | bfloat16 | float16 | half", "--dtype lists half, as vLLM accepts it")
 }

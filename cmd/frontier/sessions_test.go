@@ -95,16 +95,16 @@ func TestSessionAndLengthsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"zero turns", with("--num-turns", "0"), "workload.sessions.num_turns: must be an integer in [1, 10000], got 0"},
+		{"zero turns", with("--num-turns", "0"), "--num-turns: must be an integer in [1, 10000], got 0"},
 		{"bad turns form", with("--num-turns", "3..5"), `--num-turns: must be N or uniform:MIN:MAX, got "3..5"`},
-		{"negative think", with("--think-time", "-2"), "workload.sessions.think_time_s: must be a number in [0, 1e+08], got -2"},
+		{"negative think", with("--think-time", "-2"), "--think-time: must be a number in [0, 1e+08], got -2"},
 		{"bad think form", with("--think-time", "gamma:2"), `--think-time: must be seconds S, exponential:MEAN or uniform:MIN:MAX, got "gamma:2"`},
-		{"users beyond sessions", with("--concurrent-users", "9"), "workload.sessions.concurrent_users: must be in [1, num_sessions = 6]"},
+		{"users beyond sessions", with("--concurrent-users", "9"), "--concurrent-users: must be in [1, num_sessions = 6]"},
 		{"session flag on random", withTiny("--num-turns", "3"), "--num-turns: only for --dataset-name sessions, but the workload's dataset is random"},
 		{"random flag on sessions", with("--random-input-len", "3"), "--random-input-len: only for the random dataset"},
-		{"users with a rate", with("--request-rate", "3"), "workload.arrivals.request_rate: not used with workload.sessions.concurrent_users"},
+		{"users with a rate", with("--request-rate", "3"), "--request-rate: not used with workload.sessions.concurrent_users"},
 		{"lengths without a path", lengths, "workload.lengths.path: required"},
-		{"lengths file missing", append(lengths, "--dataset-path", filepath.Join(dir, "none.jsonl")), "workload.lengths.path: open"},
+		{"lengths file missing", append(lengths, "--dataset-path", filepath.Join(dir, "none.jsonl")), "--dataset-path: open"},
 		{"lengths non-integer", append(lengths, "--dataset-path", bad), bad + " line 2: output_len: must be an integer in [1, 10000000], got \"2.5\""},
 		{"dataset-path on random", withTiny("--dataset-name", "random", "--dataset-path", bad), "--dataset-path: only for --dataset-name lengths"},
 		{"dataset-path alone is a trace", withTiny("--dataset-path", bad), "only for the random dataset, but the workload's dataset is trace"},

@@ -391,6 +391,9 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 		w.Arrivals.Burstiness = f.burstiness
 	}
 	if set("max-concurrency") {
+		if err := negativeConcurrency(f.maxConcurrency); err != nil {
+			return err
+		}
 		w.Arrivals.MaxConcurrency = nil // 0 = unlimited, as vllm bench serve
 		if v := f.maxConcurrency; v != 0 {
 			w.Arrivals.MaxConcurrency = &v
@@ -454,7 +457,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 		return bad(err)
 	}
 	if err := sc.Validate(); err != nil {
-		return bad(err)
+		return bad(nameTheFlag(err, cmd.Flags().Changed, f.scenario))
 	}
 	opt := sim.Options{}
 	stderr := cmd.ErrOrStderr()
@@ -485,7 +488,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	rep := f.report.observer(&opt)
 	s, setup, err := sim.Build(sc, opt)
 	if err != nil {
-		return bad(err)
+		return bad(nameTheFlag(err, cmd.Flags().Changed, f.scenario))
 	}
 	for _, l := range setup.StartupLog() {
 		fmt.Fprintln(stderr, "info:", l)

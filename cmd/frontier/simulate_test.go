@@ -210,10 +210,10 @@ workload:
 	assert.Equal(t, 12*64, summaryInt(t, out, "Total input tokens:"), "keys without a flag keep the file's value")
 	assert.Contains(t, out, "on h200-sxm")
 
-	// a flag that breaks a file value is reported against the key
+	// a flag that breaks a file value is reported against the flag typed
 	_, _, err = run(t, "simulate", "--scenario", sc, "--quiet", "--max-num-seqs", "0")
 	require.Error(t, err)
-	assert.Equal(t, "deployment.max_num_seqs: must be ≥ 1, got 0", err.Error())
+	assert.Equal(t, "--max-num-seqs: must be ≥ 1, got 0", err.Error())
 }
 
 func TestMaxConcurrencyZeroIsUnlimited(t *testing.T) {
@@ -241,23 +241,23 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		args []string
 		want []string // substrings of the message
 	}{
-		{"unknown model", withTiny("--model", "acme/NoSuchModel-7B"), []string{"deployment.model", "acme/NoSuchModel-7B", "known:"}},
+		{"unknown model", withTiny("--model", "acme/NoSuchModel-7B"), []string{"--model: model ", "acme/NoSuchModel-7B", "known:"}},
 		{"unknown hardware", withTiny("--hardware", "a100"), []string{"hardware", `"a100"`, "h100-sxm, h200-sxm, h800"}},
-		{"unknown dataset", withTiny("--dataset-name", "sharegpt"), []string{"workload.dataset", `"sharegpt"`, "random, shared_prefix, trace"}},
-		{"max-num-seqs 0", withTiny("--max-num-seqs", "0"), []string{"deployment.max_num_seqs: must be ≥ 1, got 0"}},
-		{"max-num-batched-tokens 0", withTiny("--max-num-batched-tokens", "0"), []string{"deployment.max_num_batched_tokens: must be ≥ 1, got 0"}},
-		{"max-model-len 0", withTiny("--max-model-len", "0"), []string{"deployment.max_model_len: must be ≥ 1, got 0"}},
-		{"request-rate -1", withTiny("--request-rate", "-1"), []string{"workload.arrivals.request_rate", "must be > 0", "got -1"}},
+		{"unknown dataset", withTiny("--dataset-name", "sharegpt"), []string{"--dataset-name: ", `"sharegpt"`, "random, shared_prefix, trace"}},
+		{"max-num-seqs 0", withTiny("--max-num-seqs", "0"), []string{"--max-num-seqs: must be ≥ 1, got 0"}},
+		{"max-num-batched-tokens 0", withTiny("--max-num-batched-tokens", "0"), []string{"--max-num-batched-tokens: must be ≥ 1, got 0"}},
+		{"max-model-len 0", withTiny("--max-model-len", "0"), []string{"--max-model-len: must be ≥ 1, got 0"}},
+		{"request-rate -1", withTiny("--request-rate", "-1"), []string{"--request-rate: must be > 0", "got -1"}},
 		{"request-rate abc", withTiny("--request-rate", "abc"), []string{"--request-rate", `"abc"`}},
-		{"request-rate NaN", withTiny("--request-rate", "NaN"), []string{"workload.arrivals.request_rate"}},
-		{"request-rate beyond the clock", withTiny("--request-rate", "1e-300"), []string{"workload.arrivals.request_rate", "beyond the simulated clock"}},
-		{"burstiness NaN", withTiny("--request-rate", "4", "--burstiness", "NaN"), []string{"workload.arrivals.burstiness", "NaN"}},
+		{"request-rate NaN", withTiny("--request-rate", "NaN"), []string{"--request-rate: "}},
+		{"request-rate beyond the clock", withTiny("--request-rate", "1e-300"), []string{"--request-rate: ", "beyond the simulated clock"}},
+		{"burstiness NaN", withTiny("--request-rate", "4", "--burstiness", "NaN"), []string{"--burstiness: ", "NaN"}},
 		{"gpu-memory-utilization 0.01", withTiny("--gpu-memory-utilization", "0.01"), []string{"No available memory for the cache blocks", "gpu_memory_utilization"}},
-		{"gpu-memory-utilization NaN", withTiny("--gpu-memory-utilization", "NaN"), []string{"deployment.gpu_memory_utilization: must be in (0, 1], got NaN"}},
-		{"gpu-memory-utilization 1.5", withTiny("--gpu-memory-utilization", "1.5"), []string{"deployment.gpu_memory_utilization: must be in (0, 1], got 1.5"}},
-		{"max-model-len beyond the model", withTiny("--max-model-len", "200000"), []string{"deployment.max_model_len", "200000", "131072"}},
-		{"tensor-parallel-size not dividing heads", withTiny("--tensor-parallel-size", "3"), []string{"deployment.tensor_parallel_size", "(3)"}},
-		{"trace missing", []string{"simulate", "--quiet", "--dataset-path", filepath.Join(dir, "nope.csv")}, []string{"workload.trace.path", "nope.csv"}},
+		{"gpu-memory-utilization NaN", withTiny("--gpu-memory-utilization", "NaN"), []string{"--gpu-memory-utilization: must be in (0, 1], got NaN"}},
+		{"gpu-memory-utilization 1.5", withTiny("--gpu-memory-utilization", "1.5"), []string{"--gpu-memory-utilization: must be in (0, 1], got 1.5"}},
+		{"max-model-len beyond the model", withTiny("--max-model-len", "200000"), []string{"--max-model-len: ", "200000", "131072"}},
+		{"tensor-parallel-size not dividing heads", withTiny("--tensor-parallel-size", "3"), []string{"--tensor-parallel-size: ", "(3)"}},
+		{"trace missing", []string{"simulate", "--quiet", "--dataset-path", filepath.Join(dir, "nope.csv")}, []string{"--dataset-path: ", "nope.csv"}},
 		{"trace bad row", []string{"simulate", "--quiet", "--dataset-path", badTrace}, []string{"line 3", "prompt_tokens", `"-3"`}},
 		{"random flags on a trace", withTiny("--dataset-path", badTrace), []string{"--num-prompts", "only for the random dataset"}},
 		{"metric-percentiles 150", withTiny("--metric-percentiles", "150"), []string{"--metric-percentiles", `"150"`, "(0, 100)"}},
@@ -267,10 +267,10 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		{"ep and no-ep", withTiny("--enable-expert-parallel", "--no-enable-expert-parallel"), []string{"--enable-expert-parallel and --no-enable-expert-parallel: give one"}},
 		{"caching and no-caching", withTiny("--enable-prefix-caching", "--no-enable-prefix-caching"), []string{"give one of them"}},
 		{"percentile-metrics", withTiny("--percentile-metrics", "ttft,latency"), []string{"--percentile-metrics", `"latency"`}},
-		{"num-prompts 0", withTiny("--num-prompts", "0"), []string{"workload.random.num_prompts: must be ≥ 1, got 0"}},
-		{"block-size 12", withTiny("--block-size", "12"), []string{"deployment.block_size", "got 12"}},
-		{"timeout 0", withTiny("--timeout", "0"), []string{"workload.arrivals.timeout_s"}},
-		{"kv-cache-dtype", withTiny("--kv-cache-dtype", "int3"), []string{"deployment.kv_cache_dtype", `"int3"`}},
+		{"num-prompts 0", withTiny("--num-prompts", "0"), []string{"--num-prompts: must be ≥ 1, got 0"}},
+		{"block-size 12", withTiny("--block-size", "12"), []string{"--block-size: ", "got 12"}},
+		{"timeout 0", withTiny("--timeout", "0"), []string{"--timeout: must be > 0 s or unset, got 0"}},
+		{"kv-cache-dtype", withTiny("--kv-cache-dtype", "int3"), []string{"--kv-cache-dtype: ", `"int3"`}},
 		{"shared_prefix without a file", []string{"simulate", "--quiet", "--dataset-name", "shared_prefix"}, []string{"workload.shared_prefix: required"}},
 		{"unknown flag", withTiny("--max-num-seq", "8"), []string{"unknown flag: --max-num-seq"}},
 		{"flag wrong type", withTiny("--tensor-parallel-size", "two"), []string{"tensor-parallel-size", `"two"`}},
