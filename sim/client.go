@@ -84,6 +84,7 @@ func (c *client) admit(s *Sim, r *record) {
 func (c *client) send(s *Sim, r *record) {
 	c.inflight++
 	r.out.SendNs = s.now
+	s.peak.send(r)
 	if s.maxModelLen > 0 && r.plan.PromptTokens+r.plan.OutputTokens > s.maxModelLen {
 		// vLLM's API server answers 400 ("This model's maximum context
 		// length is …"); bench serve counts the request as failed.

@@ -37,6 +37,10 @@ type BenchSummary struct {
 	// second (GoodputSet false: no SLO given; bench serve writes null).
 	RequestGoodput float64 `json:"-"`
 	GoodputSet     bool    `json:"-"`
+	// MaxOutputTokensPerS is bench serve's max_output_tokens_per_s, "Peak
+	// output token throughput (tok/s)": Summarize cannot see chunk times,
+	// so the caller copies Result.MaxOutputTokensPerS here.
+	MaxOutputTokensPerS float64 `json:"max_output_tokens_per_s"`
 	// MaxConcurrentRequests is the peak of completed requests in flight
 	// (bench serve's max_concurrent_requests, PeakConcurrency).
 	MaxConcurrentRequests int `json:"max_concurrent_requests"`

@@ -70,6 +70,7 @@ type record struct {
 	api     *apiServer // the API server streaming its tokens
 	chunkAt int64      // when its latest SSE chunk leaves the API server, ns
 	lastTok int64
+	chunks  []int64 // arrival of each streamed chunk, ns, while in flight (peakTokens)
 	out     RequestRecord
 	req     engine.Request
 	plan    workload.Request

@@ -16,6 +16,10 @@ type Result struct {
 	Memory   predictor.MemoryPlan
 	Coverage predictor.Coverage
 	Notes    []string
+	// MaxOutputTokensPerS is bench serve's max_output_tokens_per_s: the
+	// most streamed chunks of successful requests in one second since the
+	// earliest successful start (peakTokens).
+	MaxOutputTokensPerS float64
 	// Err is why the run stopped early (its clock would have passed
 	// MaxClockNs, or a step was priced impossibly long); the records are
 	// then partial and no figure of the run should be reported.
@@ -29,7 +33,7 @@ type Result struct {
 }
 
 func (s *Sim) result() *Result {
-	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err}
+	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err, MaxOutputTokensPerS: s.peak.peak()}
 	res.Requests = make([]RequestRecord, len(s.records))
 	for _, r := range s.records {
 		res.Requests[r.out.ID] = r.out

@@ -33,7 +33,8 @@ type Sim struct {
 	maxModelLen int
 	tokDelay    int64 // delay after the API server per token, ns
 	// err stops the run (fail); Run returns it in Result.Err.
-	err error
+	err  error
+	peak peakTokens
 	// replicas is the router in front of the replicas (nil: one); the
 	// event loop refreshes its view of their metrics when the clock
 	// reaches scrapeAt (math.MaxInt64: never).
@@ -184,11 +185,13 @@ func (s *Sim) tokens(sched *engine.Scheduler, st *engine.Step, done []*engine.Re
 				if r.out.FirstTokenNs < 0 {
 					r.out.FirstTokenNs = at
 					r.out.CachedTokens = r.req.CachedTokens
+					r.chunks = s.peak.slice()
 				} else {
 					s.itl.Add(at - r.lastTok)
 					r.out.ITLSumNs += at - r.lastTok
 				}
 				r.lastTok = at
+				r.chunks = append(r.chunks, at) // bench serve's peak output throughput
 				r.out.OutputTokens++
 			}
 		}
@@ -220,6 +223,7 @@ func (s *Sim) finish(r *record, failed bool) {
 	if s.obs != nil {
 		s.obs.Closed(&r.out, s.now)
 	}
+	s.peak.end(r, failed)
 	s.finished++
 	if s.progress != nil && s.finished%1000 == 0 {
 		s.progress(s.finished, s.client.total())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,4 +68,22 @@ workload:
 	help, _, err := run(t, "simulate", "--help")
 	require.NoError(t, err)
 	assert.Contains(t, help, "auto | bfloat16 | float16 | half", "--dtype lists half, as vLLM accepts it")
+}
+
+// bench serve's "Peak output token throughput (tok/s)" and its JSON key
+// max_output_tokens_per_s: 20 requests of 8 tokens sent at once, every
+// chunk within the first second, so the peak is every chunk.
+func TestPeakOutputThroughputReported(t *testing.T) {
+	res := filepath.Join(t.TempDir(), "r.json")
+	out, stderr, err := run(t, withTiny("--save-result", "--result-filename", res)...)
+	require.NoError(t, err, stderr)
+	peak := summaryFloat(t, out, "Peak output token throughput (tok/s):")
+	assert.Greater(t, summaryFloat(t, out, "Benchmark duration (s):"), 0.0)
+	assert.LessOrEqual(t, summaryFloat(t, out, "Benchmark duration (s):"), 1.0)
+	assert.Equal(t, 160.0, peak, "20 × 8 chunks, none merged, all in second 0")
+	data, err := os.ReadFile(res)
+	require.NoError(t, err)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal(data, &j))
+	assert.Equal(t, peak, j["max_output_tokens_per_s"])
 }

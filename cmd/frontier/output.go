@@ -63,6 +63,7 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 		line("Request goodput (req/s):", f2(s.RequestGoodput))
 	}
 	line("Output token throughput (tok/s):", f2(s.OutputThroughput))
+	line("Peak output token throughput (tok/s):", f2(s.MaxOutputTokensPerS))
 	line("Peak concurrent requests:", s.MaxConcurrentRequests)
 	line("Total Token throughput (tok/s):", f2(s.TotalTokenThroughput))
 	for _, m := range shown {
@@ -222,6 +223,7 @@ func resultObject(date any, rf resultFlags, sc *scenarios.Scenario, st *sim.Setu
 		"total_token_throughput":  s.TotalTokenThroughput,
 		"request_goodput":         goodputJSON(s),
 		"max_concurrent_requests": s.MaxConcurrentRequests,
+		"max_output_tokens_per_s": s.MaxOutputTokensPerS,
 		"frontier": map[string]any{
 			"scenario":             sc.Name,
 			"arrivals":             describeRate(sc),

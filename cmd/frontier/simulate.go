@@ -523,6 +523,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 		}
 	}
 	sum := sim.Summarize(res.Requests, res.ITL, percentiles, slo)
+	sum.MaxOutputTokensPerS = res.MaxOutputTokensPerS
 	printSummary(cmd.OutOrStdout(), sc, setup, res, sum, shown)
 	if resultPath != "" {
 		if err := saveResult(resultPath, f.result, sc, setup, res, sum); err != nil {

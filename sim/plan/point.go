@@ -95,6 +95,7 @@ func Simulate(sc *scenarios.Scenario, opt RunOptions) *Outcome {
 		pct = []float64{99}
 	}
 	o.Summary = sim.Summarize(res.Requests, res.ITL, pct, opt.Goodput)
+	o.Summary.MaxOutputTokensPerS = res.MaxOutputTokensPerS
 	if opt.Signals {
 		o.Signals.Busy = map[string]float64{}
 		for _, d := range st.Pools {
