@@ -5,8 +5,9 @@ import "fmt"
 // Diagnose returns notes on what shaped a finished run that a reader of
 // the summary could otherwise misread:
 //   - the API server was saturated: more than 10 % of the output tokens
-//     reached the client merged into a previous SSE chunk (ITL then runs
-//     above TPOT; vLLM's --api-server-count adds processes);
+//     reached the client merged into a previous SSE chunk, so clients see
+//     chunks less often (mean ITL) than the engine makes tokens (mean
+//     TPOT); said in the user's terms, with vLLM's --api-server-count;
 //   - the load outgrew the deployment: for a finite request rate, the
 //     queue or TTFT is still growing at the last send (DetectGrowth, whose
 //     verdict Diagnose also stores in res.Growth), so latencies depend on
@@ -18,8 +19,14 @@ func Diagnose(res *Result, finiteRate bool) []string {
 	var notes []string
 	var tokens, chunks int64
 	var completed, rejected, timedOut int
+	var tpotSum float64
+	var tpotN int
 	for i := range res.Requests {
 		r := &res.Requests[i]
+		if !r.Failed && r.FinishNs >= 0 && r.OutputTokens > 1 {
+			tpotSum += r.TPOTNs()
+			tpotN++
+		}
 		tokens += int64(r.OutputTokens)
 		if r.FirstTokenNs >= 0 {
 			chunks++
@@ -41,8 +48,13 @@ func Diagnose(res *Result, finiteRate bool) []string {
 		chunks += res.ITL.Count()
 	}
 	if merged := tokens - chunks; tokens > 0 && float64(merged) > 0.1*float64(tokens) {
-		notes = append(notes, fmt.Sprintf("API server saturated: %.0f %% of output tokens left in merged SSE chunks, so ITL runs above TPOT; "+
-			"--api-server-count adds API server processes (vLLM's default: the DP size)", 100*float64(merged)/float64(tokens)))
+		what := fmt.Sprintf("API server saturated: %.0f %% of output tokens reached clients merged into a previous SSE chunk", 100*float64(merged)/float64(tokens))
+		if res.ITL != nil && res.ITL.Count() > 0 && tpotN > 0 {
+			what += fmt.Sprintf(", so a streaming client sees a chunk every %.0f ms (mean ITL) although each request gains a token every %.0f ms (mean TPOT)",
+				res.ITL.Mean()/1e6, tpotSum/float64(tpotN)/1e6)
+		}
+		notes = append(notes, what+": the API server process, not the GPU, limits what users see; "+
+			"--api-server-count adds processes (vLLM's default: the DP size)")
 	}
 	if !finiteRate {
 		return notes

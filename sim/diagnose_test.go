@@ -32,7 +32,10 @@ func TestDiagnose(t *testing.T) {
 	}
 	notes := Diagnose(merged, false)
 	require.Len(t, notes, 1)
-	assert.Contains(t, notes[0], "API server saturated: 50 %")
+	// Each request's 10 tokens over 0.9 s: TPOT 100 ms; 4 gaps of 200 ms each.
+	assert.Equal(t, "API server saturated: 50 % of output tokens reached clients merged into a previous SSE chunk, "+
+		"so a streaming client sees a chunk every 200 ms (mean ITL) although each request gains a token every 100 ms (mean TPOT): "+
+		"the API server process, not the GPU, limits what users see; --api-server-count adds processes (vLLM's default: the DP size)", notes[0])
 
 	growing := steady(100, func(i int) int64 { return int64(i) * 5e7 }) // 0 → 5 s
 	notes = Diagnose(growing, true)

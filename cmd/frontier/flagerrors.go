@@ -88,3 +88,12 @@ func negativeConcurrency(v int) error {
 	}
 	return nil
 }
+
+// randomInputLenHelp is --random-input-len's help. Why 512 and not vllm
+// bench serve's 1024: with no flags, frontier simulate runs its embedded
+// default scenario (512 in / 128 out, the shape of the published benchmark
+// it reproduces), and a flag left out keeps the scenario's value, so a
+// default of 1024 in the help would be a value no run uses. Users who
+// reproduce a bench serve run without --random-input-len pass 1024.
+const randomInputLenHelp = "prompt tokens (random dataset); unset: the --scenario file's value, else the embedded default's 512 " +
+	"(vllm bench serve's default is 1024: pass --random-input-len 1024 to match a bench serve run that left it out)"

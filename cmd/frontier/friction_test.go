@@ -87,3 +87,17 @@ func TestPeakOutputThroughputReported(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &j))
 	assert.Equal(t, peak, j["max_output_tokens_per_s"])
 }
+
+// The default quick start's API-server note says in one line what it means
+// for the user (on main it only said ITL runs above TPOT); --help says
+// bench serve's --random-input-len default (1024) next to ours (512, the
+// embedded default's).
+func TestQuickStartNotesAndDefaults(t *testing.T) {
+	_, stderr, err := run(t, "simulate", "--quiet")
+	require.NoError(t, err)
+	assert.Regexp(t, `note: API server saturated: \d+ % of output tokens reached clients merged into a previous SSE chunk, so a streaming client sees a chunk every \d+ ms \(mean ITL\) although each request gains a token every \d+ ms \(mean TPOT\): the API server process, not the GPU, limits what users see; --api-server-count adds processes`, stderr)
+
+	help, _, err := run(t, "simulate", "--help")
+	require.NoError(t, err)
+	assert.Contains(t, help, "unset: the --scenario file's value, else the embedded default's 512 (vllm bench serve's default is 1024")
+}
