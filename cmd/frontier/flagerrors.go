@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -97,3 +98,13 @@ func negativeConcurrency(v int) error {
 // reproduce a bench serve run without --random-input-len pass 1024.
 const randomInputLenHelp = "prompt tokens (random dataset); unset: the --scenario file's value, else the embedded default's 512 " +
 	"(vllm bench serve's default is 1024: pass --random-input-len 1024 to match a bench serve run that left it out)"
+
+// abandon removes the partial --steps-csv of a run that stopped with err
+// (nothing is left behind) and returns err.
+func abandon(err error, steps *stepWriter, path string) error {
+	if steps != nil {
+		steps.close()
+		os.Remove(path)
+	}
+	return err
+}

@@ -120,10 +120,6 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	// vllm bench serve
 	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace | sessions | lengths")
 	fl.IntVar(&f.numPrompts, "num-prompts", 1000, "number of requests (random dataset)")
-	// The default is what a run without the flag uses: the embedded default
-	// scenario's 512 (or the --scenario file's value). vllm bench serve's
-	// own default is 1024; the help says so rather than show a default the
-	// run would not use (issue 10's decision, see randomInputLenHelp).
 	fl.IntVar(&f.inLen, "random-input-len", 512, randomInputLenHelp)
 	fl.IntVar(&f.outLen, "random-output-len", 128, "output tokens (random dataset)")
 	fl.IntVar(&f.inputLen, "input-len", 0, "same as --random-input-len (bench serve's general form)")
@@ -502,12 +498,8 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	}
 	res := s.Run()
 	if res.Err != nil {
-		if steps != nil { // partial: leave nothing behind
-			steps.close()
-			os.Remove(f.stepsCSV)
-		}
 		rep.abort()
-		return bad(res.Err)
+		return bad(abandon(res.Err, steps, f.stepsCSV))
 	}
 	setup.Finish(s, res)
 	if err := rep.finish(stderr, sc, setup, res, f.quiet); err != nil {
