@@ -58,7 +58,7 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 	s.pools = pools
 	if st.Replicas.Count > 1 && st.Disagg == nil {
 		var err error
-		if s.replicas, err = newReplicaSet(st, pools[0]); err != nil {
+		if s.replicas, err = newReplicaSet(st); err != nil {
 			return nil, err
 		}
 		if s.replicas.interval > 0 {

@@ -79,7 +79,7 @@ func (st *Setup) checkSessions() error {
 	if st.Replicas.Router == "weighted" {
 		what = "the weighted router's session scorer"
 	}
-	return fmt.Errorf("replicas.router (--router): %s routes by session id, and no request of the workload has one (sessions come from a trace's session_id column)", what)
+	return fmt.Errorf("replicas.router (--router): %s routes by session id, and no request of the workload has one (sessions come from dataset: sessions, --dataset-name sessions, or a trace's session_id column)", what)
 }
 
 // replicaSet is the external router in front of the replicas of the
@@ -99,7 +99,7 @@ type replicaSet struct {
 	req      router.Request
 }
 
-func newReplicaSet(st *Setup, _ *pool) (*replicaSet, error) {
+func newReplicaSet(st *Setup) (*replicaSet, error) {
 	pol, err := st.newPolicy()
 	if err != nil {
 		return nil, err
@@ -145,7 +145,10 @@ func (rs *replicaSet) pick(s *Sim, r *record) int {
 	return rep
 }
 
-// done is the end of r's response (completed, failed or aborted).
+// done is the end of r's response (completed, failed or aborted). The
+// router counts it when the engine finishes r, not when the last SSE
+// chunk leaves the replica's API server: earlier by that server's queue
+// and the streaming delay (sub-millisecond unless the server saturates).
 func (rs *replicaSet) done(r *record) {
 	rs.view[r.replica].InFlight--
 	if rs.finished != nil {
