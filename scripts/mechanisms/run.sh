@@ -9,12 +9,14 @@
 #   FID_BLOCK_NS   host ns per KV block of the running decodes, per step
 #   FID_TP_HOST_X  multiplies engine host time when TP > 1 (CPU contention)
 #   FID_API_OUT_NS API server ns per engine output, merged or not
+# The patch applies to the commit named in BASE (the code the README's
+# numbers came from), which run.sh checks out in a temporary worktree.
 # Usage: scripts/mechanisms/run.sh   (from anywhere; about 30 s on 2 cores)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'git -C "$repo" worktree remove --force "$work/src" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-git -C "$repo" worktree add --detach "$work/src" HEAD >/dev/null 2>&1
+git -C "$repo" worktree add --detach "$work/src" "$(cat "$repo/scripts/mechanisms/BASE")" >/dev/null 2>&1
 cd "$work/src"
 git apply "$repo/scripts/mechanisms/experiments.patch"
 go build -o "$work/frontier" ./cmd/frontier
