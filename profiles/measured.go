@@ -100,20 +100,37 @@ func withMeasuredOps(hardware string) ([]OpRow, string, error) {
 	if !slices.Contains(MeasuredHardware(), hardware) {
 		return nil, "", nil
 	}
-	m, err := MeasuredTables(hardware)
+	ops, err := measuredOps(hardware)
 	if err != nil {
 		return nil, "", err
 	}
 	var priced []string
 	for _, op := range ElementwiseOps {
-		if slices.ContainsFunc(m.Ops, func(r OpRow) bool { return r.Op == op }) {
+		if slices.ContainsFunc(ops, func(r OpRow) bool { return r.Op == op }) {
 			priced = append(priced, op)
 		}
 	}
 	if len(priced) == 0 {
-		return m.Ops, "", nil
+		return ops, "", nil
 	}
 	note := fmt.Sprintf("%s: %s priced from our collector's measurements (profiles/measured/%s)",
 		hardware, strings.Join(priced, ", "), hardware)
-	return m.Ops, note, nil
+	return ops, note, nil
+}
+
+// measuredOps returns MeasuredTables(hardware).Ops, reading only the ops
+// table: a run priced from the default tables needs none of the other
+// measured tables, and parsing them took more start-up time than the
+// rest of a short run.
+func measuredOps(hardware string) ([]OpRow, error) {
+	root := path.Join(embeddedMeasuredRoot, hardware)
+	sub, err := fs.Sub(embeddedMeasured, root)
+	if err != nil {
+		return nil, fmt.Errorf("measured tables %s: %w", hardware, err)
+	}
+	t := &Tables{}
+	if _, err := loadFlatFiles(sub, "embedded:"+root, t, flatOps); err != nil {
+		return nil, err
+	}
+	return t.Ops, nil
 }

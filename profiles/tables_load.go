@@ -11,94 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 )
-
-// embeddedSystems maps a tables hardware name to its aiconfigurator system
-// folder. H100 tables were collected with vLLM 0.14.0, H200 with 0.19.0.
-var embeddedSystems = map[string]string{
-	"h100-sxm": "h100_sxm",
-	"h200-sxm": "h200_sxm",
-}
-
-// h800Notes are the stated substitutions behind DefaultTables("h800").
-var h800Notes = []string{
-	"h800: compute tables are h100-sxm's (same SM and HBM); NVLink 400 GB/s from the h800 preset",
-	"h800: no collective tables (h100-sxm's were measured over 900 GB/s NVLink); price collectives from the h800 hardware preset",
-}
-
-// defaultTables memoizes DefaultTables per canonical hardware name.
-var defaultTables = struct {
-	mu     sync.Mutex
-	byName map[string]*tablesEntry
-}{byName: map[string]*tablesEntry{}}
-
-type tablesEntry struct {
-	once sync.Once
-	t    *Tables
-	err  error
-}
-
-// DefaultTables returns the embedded operator tables for hardware (h100-sxm,
-// h200-sxm or h800; case-insensitive, "h100"/"h200" accepted). h100-sxm and
-// h200-sxm are aiconfigurator's vLLM tables (vLLM 0.14.0 and 0.19.0) with the
-// newest NCCL collection; h800 shares h100-sxm's compute tables and says so in
-// Notes. Rows of every dtype are kept; consumers filter.
-//
-// Where our collector measured the hardware (MeasuredTables: h200-sxm), the
-// tables also carry its Ops rows, the elementwise operators aiconfigurator
-// lacks, and a Note saying so; GEMM, attention, MoE and collectives stay
-// aiconfigurator's.
-//
-// Tables are loaded once per hardware and shared: callers must not modify them.
-func DefaultTables(hardware string) (*Tables, error) {
-	name, ok := canonicalHardware(hardware)
-	if !ok {
-		return nil, fmt.Errorf("default tables: unknown hardware %q (allowed: %s)",
-			hardware, strings.Join(KnownHardware(), ", "))
-	}
-	defaultTables.mu.Lock()
-	e := defaultTables.byName[name]
-	if e == nil {
-		e = &tablesEntry{}
-		defaultTables.byName[name] = e
-	}
-	defaultTables.mu.Unlock()
-	e.once.Do(func() { e.t, e.err = loadDefaultTables(name) })
-	return e.t, e.err
-}
-
-func loadDefaultTables(name string) (*Tables, error) {
-	if name == "h800" {
-		h100, err := DefaultTables("h100-sxm")
-		if err != nil {
-			return nil, err
-		}
-		t := *h100
-		t.Source = h100.Source + " (for h800)"
-		t.Comm = nil
-		t.Notes = append(append([]string(nil), h100.Notes...), h800Notes...)
-		return &t, nil
-	}
-	system := embeddedSystems[name]
-	root := path.Join(embeddedTablesRoot, system)
-	t, err := loadAIConfigurator(embeddedTables, root, "embedded:"+root)
-	if err != nil {
-		return nil, err
-	}
-	t.Hardware = name
-	ops, note, err := withMeasuredOps(name)
-	if err != nil {
-		return nil, err
-	}
-	t.Ops = ops
-	if note != "" {
-		t.Notes = append(t.Notes, note)
-	}
-	return t, nil
-}
 
 // LoadTables loads operator tables from a directory on disk, in either layout:
 //
@@ -123,7 +38,7 @@ func LoadTables(dir string) (*Tables, error) {
 	fsys := os.DirFS(dir)
 	var t *Tables
 	if isAIConfiguratorLayout(fsys) {
-		t, err = loadAIConfigurator(fsys, ".", dir)
+		t, err = loadAIConfigurator(fsys, ".", dir, ".parquet", readParquet(fsys))
 		if err == nil && t.Hardware == "" {
 			abs, _ := filepath.Abs(dir)
 			t.Hardware = strings.ReplaceAll(filepath.Base(abs), "_", "-")
@@ -147,76 +62,32 @@ func isAIConfiguratorLayout(fsys fs.FS) bool {
 }
 
 // loadAIConfigurator reads one aiconfigurator system folder (root inside fsys).
-// display replaces root in error messages and Source.
-func loadAIConfigurator(fsys fs.FS, root, display string) (*Tables, error) {
+// display replaces root in error messages and Source. Each table file is
+// <family>/<framework>/<version>/<name><ext> in the newest version folder
+// holding it; read decodes one into t (it may keep only part of its rows:
+// see DefaultTablesFor).
+func loadAIConfigurator(fsys fs.FS, root, display, ext string, read func(f *aicFile, t *Tables, path, show string) error) (*Tables, error) {
 	t := &Tables{}
 	var versions []string
 	found := 0
-	var err error
-	// load decodes <root>/<family>/<framework>/<newest version>/<file>, if present.
-	load := func(family, framework, file string, decode func(show string, data []byte) error) {
+	for i := range aicFiles {
+		f := &aicFiles[i]
+		dir := path.Join(root, f.family, f.framework)
+		ver, err := newestVersionWith(fsys, dir, f.name+ext)
 		if err != nil {
-			return
+			return nil, fmt.Errorf("load tables %s: %w", path.Join(display, f.family, f.framework), err)
 		}
-		dir := path.Join(root, family, framework)
-		ver, verr := newestVersionWith(fsys, dir, file)
-		if verr != nil {
-			err = fmt.Errorf("load tables %s: %w", path.Join(display, family, framework), verr)
-			return
+		if ver == "" {
+			continue
 		}
-		rel := path.Join(family, framework, ver, file)
-		data, rerr := fs.ReadFile(fsys, path.Join(root, rel))
-		if ver == "" || errors.Is(rerr, fs.ErrNotExist) {
-			return
-		}
-		show := path.Join(display, rel)
-		if rerr != nil {
-			err = fmt.Errorf("load tables %s: %w", show, rerr)
-			return
-		}
+		rel := path.Join(f.family, f.framework, ver, f.name+ext)
 		found++
-		if tag := family + " " + framework + " " + ver; !slices.Contains(versions, tag) {
+		if tag := f.family + " " + f.framework + " " + ver; !slices.Contains(versions, tag) {
 			versions = append(versions, tag)
 		}
-		err = decode(show, data)
-	}
-	load("gemm", "vllm", "gemm_perf.parquet", func(p string, d []byte) (e error) {
-		t.Gemm, e = readTable(p, d, gemmSpec)
-		return
-	})
-	load("attention", "vllm", "context_attention_perf.parquet", func(p string, d []byte) (e error) {
-		t.ContextAttn, e = readTable(p, d, contextAttnSpec)
-		return
-	})
-	load("attention", "vllm", "generation_attention_perf.parquet", func(p string, d []byte) (e error) {
-		t.GenerationAttn, e = readTable(p, d, generationAttnSpec)
-		return
-	})
-	load("moe", "vllm", "moe_perf.parquet", func(p string, d []byte) (e error) {
-		t.MoE, e = readTable(p, d, moeSpec)
-		return
-	})
-	load("mla", "vllm", "context_mla_perf.parquet", func(p string, d []byte) (e error) {
-		t.ContextMLA, e = readTable(p, d, contextMLASpec)
-		return
-	})
-	load("mla", "vllm", "generation_mla_perf.parquet", func(p string, d []byte) (e error) {
-		t.GenerationMLA, e = readTable(p, d, generationMLASpec)
-		return
-	})
-	// vLLM's custom all-reduce: backend column vllm_graph | vllm_eager.
-	load("comm", "vllm", "custom_allreduce_perf.parquet", func(p string, d []byte) error {
-		rows, e := readTable(p, d, commSpec("allreduce_dtype", ""))
-		t.Comm = append(t.Comm, rows...)
-		return e
-	})
-	load("comm", "nccl", "nccl_perf.parquet", func(p string, d []byte) error {
-		rows, e := readTable(p, d, commSpec("nccl_dtype", "nccl"))
-		t.Comm = append(t.Comm, rows...)
-		return e
-	})
-	if err != nil {
-		return nil, err
+		if err := read(f, t, path.Join(root, rel), path.Join(display, rel)); err != nil {
+			return nil, err
+		}
 	}
 	if found == 0 {
 		return nil, fmt.Errorf("load tables %s: no aiconfigurator table found (want gemm/vllm/<version>/gemm_perf.parquet ...)", display)
@@ -227,6 +98,17 @@ func loadAIConfigurator(fsys fs.FS, root, display string) (*Tables, error) {
 	}
 	t.Source = display + " (aiconfigurator: " + strings.Join(versions, ", ") + ")"
 	return t, nil
+}
+
+// readParquet is loadAIConfigurator's reader for the parquet files themselves.
+func readParquet(fsys fs.FS) func(f *aicFile, t *Tables, name, show string) error {
+	return func(f *aicFile, t *Tables, name, show string) error {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("load tables %s: %w", show, err)
+		}
+		return f.parquet(t, show, data)
+	}
 }
 
 // newestVersionWith returns the highest version-named subfolder of dir that
@@ -288,6 +170,23 @@ const (
 // loadFlat reads the project's flat layout from the root of fsys.
 func loadFlat(fsys fs.FS, display string) (*Tables, error) {
 	t := &Tables{Source: display}
+	found, err := loadFlatFiles(fsys, display, t)
+	if err != nil {
+		return nil, err
+	}
+	if found == 0 {
+		return nil, fmt.Errorf("load tables %s: no table file found (want gemm_perf.csv, context_attention_perf.csv, ... or the aiconfigurator layout; see profiles/README.md)", display)
+	}
+	if err := readMeta(fsys, flatMeta, filepath.Join(display, flatMeta), t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// loadFlatFiles decodes the flat layout's table files at the root of fsys
+// into t (only the tables named, when names are given) and counts the
+// files it found.
+func loadFlatFiles(fsys fs.FS, display string, t *Tables, names ...string) (int, error) {
 	found := 0
 	// read finds base.csv or base.parquet and returns its display path and bytes.
 	read := func(base string) (string, []byte, error) {
@@ -313,7 +212,7 @@ func loadFlat(fsys fs.FS, display string) (*Tables, error) {
 	}
 	var err error
 	load := func(base string, decode func(show string, data []byte) error) {
-		if err != nil {
+		if err != nil || (len(names) > 0 && !slices.Contains(names, base)) {
 			return
 		}
 		var show string
@@ -331,16 +230,7 @@ func loadFlat(fsys fs.FS, display string) (*Tables, error) {
 	load(flatMoE, func(p string, d []byte) (e error) { t.MoE, e = readTable(p, d, moeSpec); return })
 	load(flatComm, func(p string, d []byte) (e error) { t.Comm, e = readTable(p, d, commSpec("dtype", "")); return })
 	load(flatOps, func(p string, d []byte) (e error) { t.Ops, e = readTable(p, d, opsSpec); return })
-	if err != nil {
-		return nil, err
-	}
-	if found == 0 {
-		return nil, fmt.Errorf("load tables %s: no table file found (want gemm_perf.csv, context_attention_perf.csv, ... or the aiconfigurator layout; see profiles/README.md)", display)
-	}
-	if err := readMeta(fsys, flatMeta, filepath.Join(display, flatMeta), t); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return found, err
 }
 
 // tablesMeta is meta.yaml, written by the collector next to its tables.

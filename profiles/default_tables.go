@@ -1,0 +1,338 @@
+package profiles
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// embeddedSystems maps a tables hardware name to its aiconfigurator system
+// folder. H100 tables were collected with vLLM 0.14.0, H200 with 0.19.0.
+var embeddedSystems = map[string]string{
+	"h100-sxm": "h100_sxm",
+	"h200-sxm": "h200_sxm",
+}
+
+// h800Notes are the stated substitutions behind DefaultTables("h800").
+var h800Notes = []string{
+	"h800: compute tables are h100-sxm's (same SM and HBM); NVLink 400 GB/s from the h800 preset",
+	"h800: no collective tables (h100-sxm's were measured over 900 GB/s NVLink); price collectives from the h800 hardware preset",
+}
+
+// Need names the rows of an embedded table set that one deployment prices
+// from (predictor.TablesNeed says which for a predictor configuration):
+// GEMM rows of some gemm_dtypes, the attention rows of one head_dim and
+// kv_cache_dtype (or the MLA rows of that kv_cache_dtype), and the
+// fused-MoE rows of some moe_dtypes (none for a dense model). Collectives
+// and elementwise ops are small and always loaded. A table family added
+// to Tables needs a field here and a partition key in aicFiles.
+type Need struct {
+	GemmDtypes []string // gemm_dtype of the GEMM rows
+	HeadDim    int      // head_dim of the attention rows (0: none)
+	KVDtype    string   // kv_cache_dtype of the attention and MLA rows
+	MLA        bool     // the MLA rows (multi-head latent attention)
+	MoEDtypes  []string // moe_dtype of the MoE rows; none for a dense model
+}
+
+// key is the need as a map key.
+func (n *Need) key() string {
+	return fmt.Sprintf("%q %d %q %v %q", n.GemmDtypes, n.HeadDim, n.KVDtype, n.MLA, n.MoEDtypes)
+}
+
+// aicFile is one table file of an aiconfigurator system folder:
+// <family>/<framework>/<version>/<name>.parquet, and its rows form
+// <name>.rows next to it (rows.go).
+type aicFile struct {
+	family, framework, name string
+	// parquet decodes the parquet file into t.
+	parquet func(t *Tables, show string, data []byte) error
+	// encode turns the parquet file into its rows form.
+	encode func(show string, data []byte) ([]byte, error)
+	// rows decodes the rows form into t: every row when need is nil, else
+	// the partition need selects, decoded once per process and shared.
+	rows func(t *Tables, name string, need *Need) error
+}
+
+// aicFiles are the tables read from an aiconfigurator system folder, in
+// load order.
+var aicFiles = []aicFile{
+	aic("gemm", "vllm", "gemm_perf", gemmSpec,
+		func(r *GemmRow) string { return r.Dtype },
+		func(n *Need) []string { return n.GemmDtypes },
+		func(t *Tables) *[]GemmRow { return &t.Gemm }),
+	aic("attention", "vllm", "context_attention_perf", contextAttnSpec, attnRowKey, attnNeed,
+		func(t *Tables) *[]AttnRow { return &t.ContextAttn }),
+	aic("attention", "vllm", "generation_attention_perf", generationAttnSpec, attnRowKey, attnNeed,
+		func(t *Tables) *[]AttnRow { return &t.GenerationAttn }),
+	aic("moe", "vllm", "moe_perf", moeSpec,
+		func(r *MoERow) string { return r.Dtype },
+		func(n *Need) []string { return n.MoEDtypes },
+		func(t *Tables) *[]MoERow { return &t.MoE }),
+	aic("mla", "vllm", "context_mla_perf", contextMLASpec, mlaRowKey, mlaNeed,
+		func(t *Tables) *[]AttnRow { return &t.ContextMLA }),
+	aic("mla", "vllm", "generation_mla_perf", generationMLASpec, mlaRowKey, mlaNeed,
+		func(t *Tables) *[]AttnRow { return &t.GenerationMLA }),
+	// vLLM's custom all-reduce: backend column vllm_graph | vllm_eager.
+	aic("comm", "vllm", "custom_allreduce_perf", commSpec("allreduce_dtype", ""), nil, nil,
+		func(t *Tables) *[]CommRow { return &t.Comm }),
+	aic("comm", "nccl", "nccl_perf", commSpec("nccl_dtype", "nccl"), nil, nil,
+		func(t *Tables) *[]CommRow { return &t.Comm }),
+}
+
+func attnKey(headDim int64, kvDtype string) string {
+	return strconv.FormatInt(headDim, 10) + "/" + kvDtype
+}
+
+func attnRowKey(r *AttnRow) string { return attnKey(r.HeadDim, r.KVCacheDtype) }
+
+func attnNeed(n *Need) []string {
+	if n.HeadDim == 0 {
+		return nil
+	}
+	return []string{attnKey(int64(n.HeadDim), n.KVDtype)}
+}
+
+func mlaRowKey(r *AttnRow) string { return r.KVCacheDtype }
+
+func mlaNeed(n *Need) []string {
+	if !n.MLA {
+		return nil
+	}
+	return []string{n.KVDtype}
+}
+
+// aic describes one table file whose rows are T, partitioned by key (nil:
+// one partition) and selected by need (the partition keys a Need takes;
+// nil need: every row, always); dst is where its rows go in Tables.
+func aic[T any](family, framework, name string, spec tableSpec[T], key func(*T) string,
+	need func(*Need) []string, dst func(*Tables) *[]T) aicFile {
+	add := func(t *Tables, rows []T) {
+		if d := dst(t); len(*d) == 0 {
+			*d = slices.Clip(rows)
+		} else {
+			*d = append(*d, rows...)
+		}
+	}
+	return aicFile{
+		family: family, framework: framework, name: name,
+		parquet: func(t *Tables, show string, data []byte) error {
+			rows, err := readTable(show, data, spec)
+			add(t, rows)
+			return err
+		},
+		encode: func(show string, data []byte) ([]byte, error) {
+			rows, err := readTable(show, data, spec)
+			if err != nil {
+				return nil, err
+			}
+			return encodeRows(rows, key)
+		},
+		rows: func(t *Tables, file string, n *Need) error {
+			var keys []string
+			if n != nil && need != nil {
+				if keys = need(n); len(keys) == 0 {
+					return nil // no row of this table is needed
+				}
+			}
+			rows, err := embeddedPart[T](file, keys)
+			add(t, rows)
+			return err
+		},
+	}
+}
+
+// decodeEmbedded decodes the embedded rows file, keeping the partitions
+// keep accepts (nil: all).
+func decodeEmbedded[T any](file string, keep func(string) bool) ([]T, error) {
+	data, err := embeddedTables.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("embedded tables %s: %w", file, err)
+	}
+	rows, err := decodeRows[T](data, keep)
+	if err != nil {
+		return nil, fmt.Errorf("embedded tables %s: %w", file, err)
+	}
+	return rows, nil
+}
+
+// parts memoizes decoded parts of the embedded rows files, by file and
+// partition keys: deployments that need the same rows share them.
+var parts = struct {
+	mu sync.Mutex
+	m  map[[2]string]*partEntry
+}{m: map[[2]string]*partEntry{}}
+
+type partEntry struct {
+	once sync.Once
+	rows any
+	err  error
+}
+
+// embeddedPart returns the rows of file in the partitions keys names (nil:
+// every row), in file order, decoded once per process.
+func embeddedPart[T any](file string, keys []string) ([]T, error) {
+	id := [2]string{file, fmt.Sprintf("%q", keys)}
+	if keys == nil {
+		id[1] = "all"
+	}
+	parts.mu.Lock()
+	e := parts.m[id]
+	if e == nil {
+		e = &partEntry{}
+		parts.m[id] = e
+	}
+	parts.mu.Unlock()
+	e.once.Do(func() {
+		var keep func(string) bool
+		if keys != nil {
+			keep = func(k string) bool { return slices.Contains(keys, k) }
+		}
+		e.rows, e.err = decodeEmbedded[T](file, keep)
+	})
+	rows, _ := e.rows.([]T)
+	return rows, e.err
+}
+
+// defaultTables memoizes DefaultTables and DefaultTablesFor per canonical
+// hardware name and need.
+var defaultTables = struct {
+	mu     sync.Mutex
+	byName map[tablesKey]*tablesEntry
+}{byName: map[tablesKey]*tablesEntry{}}
+
+type tablesKey struct {
+	name string
+	need string // Need.key(); "" for every row
+}
+
+type tablesEntry struct {
+	once sync.Once
+	t    *Tables
+	err  error
+}
+
+// DefaultTables returns the embedded operator tables for hardware (h100-sxm,
+// h200-sxm or h800; case-insensitive, "h100"/"h200" accepted). h100-sxm and
+// h200-sxm are aiconfigurator's vLLM tables (vLLM 0.14.0 and 0.19.0) with the
+// newest NCCL collection; h800 shares h100-sxm's compute tables and says so in
+// Notes. Rows of every dtype are kept; consumers filter. A run needs only
+// part of them: DefaultTablesFor loads that part.
+//
+// Where our collector measured the hardware (MeasuredTables: h200-sxm), the
+// tables also carry its Ops rows, the elementwise operators aiconfigurator
+// lacks, and a Note saying so; GEMM, attention, MoE and collectives stay
+// aiconfigurator's.
+//
+// Tables are loaded once per hardware and shared: callers must not modify them.
+func DefaultTables(hardware string) (*Tables, error) {
+	return defaultTablesFor(hardware, nil)
+}
+
+// DefaultTablesFor is DefaultTables holding only the rows need selects
+// (in the tables' order), and every collective and elementwise row: what
+// a deployment's predictor reads, decoded in about a millisecond where
+// every row of the H200 set takes tens. Source and Notes are
+// DefaultTables'. Each partition is decoded once per process and shared:
+// callers must not modify the tables.
+func DefaultTablesFor(hardware string, need Need) (*Tables, error) {
+	return defaultTablesFor(hardware, &need)
+}
+
+func defaultTablesFor(hardware string, need *Need) (*Tables, error) {
+	name, ok := canonicalHardware(hardware)
+	if !ok {
+		return nil, fmt.Errorf("default tables: unknown hardware %q (allowed: %s)",
+			hardware, strings.Join(KnownHardware(), ", "))
+	}
+	key := tablesKey{name: name}
+	if need != nil {
+		key.need = need.key()
+	}
+	defaultTables.mu.Lock()
+	e := defaultTables.byName[key]
+	if e == nil {
+		e = &tablesEntry{}
+		defaultTables.byName[key] = e
+	}
+	defaultTables.mu.Unlock()
+	e.once.Do(func() { e.t, e.err = loadDefaultTables(name, need) })
+	return e.t, e.err
+}
+
+func loadDefaultTables(name string, need *Need) (*Tables, error) {
+	if name == "h800" {
+		h100, err := defaultTablesFor("h100-sxm", need)
+		if err != nil {
+			return nil, err
+		}
+		t := *h100
+		t.Source = h100.Source + " (for h800)"
+		t.Comm = nil
+		t.Notes = append(append([]string(nil), h100.Notes...), h800Notes...)
+		return &t, nil
+	}
+	system := embeddedSystems[name]
+	root := path.Join(embeddedTablesRoot, system)
+	t, err := loadAIConfigurator(embeddedTables, root, "embedded:"+root, rowsExt,
+		func(f *aicFile, t *Tables, file, _ string) error { return f.rows(t, file, need) })
+	if err != nil {
+		return nil, err
+	}
+	t.Hardware = name
+	ops, note, err := withMeasuredOps(name)
+	if err != nil {
+		return nil, err
+	}
+	t.Ops = ops
+	if note != "" {
+		t.Notes = append(t.Notes, note)
+	}
+	return t, nil
+}
+
+// rowsExt names a table's rows form: <table>.rows beside <table>.parquet.
+const rowsExt = ".rows"
+
+// GenerateRows returns the rows form of every table file the embedded
+// loader reads under root (an aiconfigurator folder: <system>/<family>/
+// <framework>/<version>/<table>.parquet), keyed by the path of the
+// <table>.rows file to write beside it. `go generate ./profiles` writes
+// them (internal/rowsgen); TestEmbeddedRowsCurrent checks the files
+// committed under data/aiconfigurator are current. Errors name the
+// parquet file and row.
+func GenerateRows(fsys fs.FS, root string) (map[string][]byte, error) {
+	byName := map[string]*aicFile{}
+	for i := range aicFiles {
+		byName[aicFiles[i].family+"/"+aicFiles[i].framework+"/"+aicFiles[i].name+".parquet"] = &aicFiles[i]
+	}
+	out := map[string][]byte{}
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(p) != ".parquet" {
+			return err
+		}
+		// <system>/<family>/<framework>/<version>/<table>.parquet
+		parts := strings.Split(strings.TrimPrefix(p, root+"/"), "/")
+		if len(parts) != 5 {
+			return nil
+		}
+		f := byName[parts[1]+"/"+parts[2]+"/"+parts[4]]
+		if f == nil {
+			return nil // a table the loader does not read
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		rows, err := f.encode(p, data)
+		if err != nil {
+			return err
+		}
+		out[strings.TrimSuffix(p, ".parquet")+rowsExt] = rows
+		return nil
+	})
+	return out, err
+}
