@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"frontier/predictor"
@@ -188,25 +189,17 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	if out.Model, err = profiles.LoadModel(resolveModel(sc, d.Model)); err != nil {
 		return nil, fmt.Errorf("%s.model: %w", path, err)
 	}
-	out.Tables, err = profiles.DefaultTables(out.Hardware.Name)
-	if err != nil {
-		return nil, fmt.Errorf("profiles: %w", err)
-	}
+	var top *profiles.Tables
 	if sc.Profiles != nil && *sc.Profiles != "" {
 		// A table folder overrides the families it holds; the rest stay
 		// the hardware's defaults.
-		top, err := profiles.LoadTables(sc.Resolve(*sc.Profiles))
-		if err != nil {
+		if top, err = profiles.LoadTables(sc.Resolve(*sc.Profiles)); err != nil {
 			return nil, fmt.Errorf("profiles: %w", err)
 		}
-		out.Tables = profiles.Overlay(top, out.Tables)
 	}
-	if sc.Predictor == predictor.PredictorRegression {
-		if out.Tables, err = predictor.RegressionTables(out.Tables, out.Hardware); err != nil {
-			return nil, fmt.Errorf("predictor: %w", err)
-		}
-	}
-	st.Notes = append(st.Notes, out.Tables.Notes...)
+	// The default tables load once the predictor's needs are known
+	// (below); their notes go here.
+	tableNotes := len(st.Notes)
 	m := out.Model
 	tp := d.TensorParallelSize
 	if m.NumHeads%tp != 0 {
@@ -243,6 +236,11 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		out.KVCache = d.KVCacheDtype
 	}
 	out.Weights = m.DescribeWeights(modelDtype(d.Dtype, m))
+	pred := predictor.Config{Model: m, TP: tp, PP: out.PP, Dtype: dtype, KVDtype: kv}
+	if out.Tables, err = defaultTables(out.Hardware, top, &pred, sc.Predictor); err != nil {
+		return nil, err
+	}
+	st.Notes = slices.Insert(st.Notes, tableNotes, out.Tables.Notes...)
 	eng := engine.Config{
 		MaxNumSeqs: d.MaxNumSeqs, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxModelLen: d.MaxModelLen,
 		LongPrefillTokenThreshold: d.LongPrefillTokenThreshold, BlockSize: d.BlockSize,
@@ -272,7 +270,16 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		Dtype: dtype, KVDtype: kv, Eager: d.EnforceEager, Host: st.Host,
 	}
 	if out.tmpl, err = predictor.SharedTemplate(out.Pred); err != nil { // built once per process for each table set and shard
-		return nil, fmt.Errorf("%s: %w", path, err)
+		// Refused from the rows it needs: refuse from every row, so the
+		// reason names all the tables hold (and, were TablesNeed short
+		// of a row New reads, the deployment is priced from every row).
+		if out.Tables, err = defaultTables(out.Hardware, top, nil, sc.Predictor); err != nil {
+			return nil, err
+		}
+		out.Pred.Tables = out.Tables
+		if out.tmpl, err = predictor.SharedTemplate(out.Pred); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	out.Memory, err = predictor.PlanMemory(out.Pred, d.GPUMemoryUtilization, eng.MaxNumBatchedTokens, eng.BlockSize, eng.MaxModelLen, d.NumGPUBlocksOverride)
 	if err != nil {
@@ -314,6 +321,34 @@ func maxModelLen(m profiles.ModelSpec, user int, path string) (int, error) {
 			path, user, m.MaxModelLenKey, m.MaxModelLen)
 	}
 	return user, nil
+}
+
+// defaultTables is the hardware's embedded tables under the --profile-dir
+// tables top (nil: none), as the scenario's predictor prices from them
+// (regression: RegressionTables): only the rows a predictor for cfg reads
+// (predictor.TablesNeed), or every row when cfg is nil. The regression
+// fits each series on its own, so it fits the rows it keeps as it would
+// among every row.
+func defaultTables(hw profiles.Hardware, top *profiles.Tables, cfg *predictor.Config, kind string) (*profiles.Tables, error) {
+	var t *profiles.Tables
+	var err error
+	if cfg != nil {
+		t, err = profiles.DefaultTablesFor(hw.Name, predictor.TablesNeed(*cfg))
+	} else {
+		t, err = profiles.DefaultTables(hw.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("profiles: %w", err)
+	}
+	if top != nil {
+		t = profiles.Overlay(top, t)
+	}
+	if kind == predictor.PredictorRegression {
+		if t, err = predictor.RegressionTables(t, hw); err != nil {
+			return nil, fmt.Errorf("predictor: %w", err)
+		}
+	}
+	return t, nil
 }
 
 // resolveModel treats a model that names an existing relative path as
