@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"frontier/profiles"
 )
@@ -12,29 +13,53 @@ import (
 // measured batch size (grids may be ragged: large batches often lack long
 // contexts). Lookup interpolates log-log in x within each bracketing batch,
 // then geometrically in batch; beyond the largest batch, linearly in batch.
-type grid2 struct {
-	batch axis
-	rows  []series
+//
+// A grid is built from its points on its first lookup: a table holds
+// dozens of head shapes and a model prices from one or two, so building
+// every grid up front was most of a short run's start-up. Predictors of
+// one Template share grids, so the build is safe for concurrent use. The
+// built grid is reached through data() only.
+type grid2 struct{ lazy *gridData }
+
+type gridData struct {
+	once   sync.Once
+	points map[float64][][2]float64 // by batch: (x, latency) as measured
+	batch  axis
+	rows   []series
 }
 
 func newGrid2(points map[float64][][2]float64) grid2 {
+	return grid2{&gridData{points: points}}
+}
+
+// data is the grid, built on first use.
+func (g grid2) data() *gridData {
+	g.lazy.once.Do(g.lazy.build)
+	return g.lazy
+}
+
+func (g *gridData) build() {
 	var bs []float64
-	for b := range points {
+	for b := range g.points {
 		bs = append(bs, b)
 	}
 	sort.Float64s(bs)
-	g := grid2{batch: axis{v: bs, log: logs(bs)}}
+	g.batch = axis{v: bs, log: logs(bs)}
 	for _, b := range bs {
-		var xs, ys []float64
-		for _, p := range points[b] {
+		xs, ys := make([]float64, 0, len(g.points[b])), make([]float64, 0, len(g.points[b]))
+		for _, p := range g.points[b] {
 			xs, ys = append(xs, p[0]), append(ys, p[1])
 		}
 		g.rows = append(g.rows, newSeries(xs, ys))
 	}
-	return g
+	g.points = nil
 }
 
 func (g grid2) at(batch, x float64) (float64, bool) {
+	return g.data().at(batch, x)
+}
+
+func (g *gridData) at(batch, x float64) (float64, bool) {
 	i, j, w, out := g.batch.bracket(batch)
 	yi, oi := g.rows[i].at(x)
 	if w == 0 {
@@ -112,7 +137,7 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 	// monotoneCost): so a one-shot prefill is never priced above the same
 	// work in chunks for noise in the table.
 	for _, g := range a.prefill {
-		for _, row := range g.rows {
+		for _, row := range g.data().rows {
 			monotoneCost(row.x.v, row.y, func(l float64) float64 { return CausalPairs(l, 0) })
 		}
 	}
@@ -220,7 +245,7 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 		scale = float64(h) / float64(k.h)
 		a.noteOnce(fmt.Sprintf("prefill attention %d/%d heads: no table rows; priced from %d/%d × %.3g (FLOPs rule)", h, kv, k.h, k.kv, scale))
 	}
-	g := a.prefill[k]
+	g := a.prefill[k].data()
 	var y float64
 	var out bool
 	if longest := g.rows[0].x.v[len(g.rows[0].x.v)-1]; isl > longest && g.batch.v[0] <= 1 {

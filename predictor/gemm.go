@@ -40,7 +40,13 @@ type Gemm struct {
 
 // NewGemm builds the predictor for dtype from rows (other dtypes ignored).
 func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
-	var ms, ns, ks []float64
+	n := 0
+	for i := range rows {
+		if rows[i].Dtype == dtype {
+			n++
+		}
+	}
+	ms, ns, ks := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	for _, r := range rows {
 		if r.Dtype == dtype {
 			ms, ns, ks = append(ms, float64(r.M)), append(ns, float64(r.N)), append(ks, float64(r.K))
@@ -54,9 +60,12 @@ func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
 	for i := range g.lat {
 		g.lat[i] = math.NaN()
 	}
+	// Rows come in grid order, so consecutive rows mostly share m and n:
+	// indexOf remembers the last value it looked up.
+	im, in, ik := g.m.indexOf(), g.n.indexOf(), g.k.indexOf()
 	for _, r := range rows {
 		if r.Dtype == dtype && r.LatencyMs > 0 {
-			g.lat[g.idx(g.m.index(float64(r.M)), g.n.index(float64(r.N)), g.k.index(float64(r.K)))] = r.LatencyMs
+			g.lat[g.idx(im(float64(r.M)), in(float64(r.N)), ik(float64(r.K)))] = r.LatencyMs
 		}
 	}
 	filled := make([]float64, len(g.lat))

@@ -30,14 +30,40 @@ type axis struct {
 	log []float64
 }
 
+// newAxis is the axis through the distinct values of vals, sorted.
 func newAxis(vals []float64) axis {
-	sort.Float64s(vals)
-	u := vals[:0]
+	// Table columns repeat a few distinct values thousands of times (the
+	// 35,742 bf16 GEMM rows of H200 hold 74 m values): drop repeats before
+	// sorting, which made sorting every row most of a run's start-up.
+	var u []float64
+	var seen map[float64]bool // once u is too long to scan
 	for i, v := range vals {
-		if i == 0 || v != vals[i-1] {
+		if i > 0 && v == vals[i-1] {
+			continue // the common repeat
+		}
+		if seen == nil && len(u) > 32 {
+			seen = make(map[float64]bool, 2*len(u))
+			for _, x := range u {
+				seen[x] = true
+			}
+		}
+		dup := false
+		if seen != nil {
+			dup = seen[v]
+			seen[v] = true
+		} else {
+			for _, x := range u {
+				if x == v {
+					dup = true
+					break
+				}
+			}
+		}
+		if !dup { // every NaN stays, as before
 			u = append(u, v)
 		}
 	}
+	sort.Float64s(u)
 	a := axis{v: u, log: make([]float64, len(u))}
 	for i, v := range u {
 		a.log[i] = math.Log(v)
@@ -61,6 +87,17 @@ func (a axis) bracket(x float64) (i, j int, w float64, out bool) {
 	}
 	i = j - 1
 	return i, j, (math.Log(x) - a.log[i]) / (a.log[j] - a.log[i]), false
+}
+
+// indexOf returns index, remembering the last value it was asked.
+func (a axis) indexOf() func(x float64) int {
+	last, at := math.NaN(), -1
+	return func(x float64) int {
+		if x != last {
+			last, at = x, a.index(x)
+		}
+		return at
+	}
 }
 
 func (a axis) index(x float64) int {
@@ -96,7 +133,7 @@ func newSeries(xs, ys []float64) series {
 		idx[i] = i
 	}
 	sort.Slice(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
-	var sx, sy []float64
+	sx, sy := make([]float64, 0, len(idx)), make([]float64, 0, len(idx))
 	for _, i := range idx {
 		if len(sx) > 0 && sx[len(sx)-1] == xs[i] {
 			continue
