@@ -486,7 +486,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 		opt.StepSink = steps.add
 	}
 	rep := f.report.observer(&opt)
-	s, setup, err := sim.Build(sc, opt)
+	s, setup, err := buildRun(sc, opt)
 	if err != nil {
 		return bad(nameTheFlag(err, cmd.Flags().Changed, f.scenario))
 	}
