@@ -26,7 +26,7 @@ type client struct {
 	// deadlines holds sent requests in send order; with one timeout for
 	// all, that is deadline order, so only the earliest sits in the event
 	// queue (the queue stays a few events deep).
-	deadlines []*record
+	deadlines []timeout
 	deadHead  int
 }
 
@@ -99,24 +99,27 @@ func (c *client) send(s *Sim, r *record) {
 	in := r.api.serve(s.now, s.host.APIInServiceNs(r.plan.PromptTokens))
 	s.queue.push(in+int64(s.host.RequestOverheadNs), engineAdmit{r})
 	if c.cfg.TimeoutNs > 0 {
-		c.deadlines = append(c.deadlines, r)
+		d := timeout{r, r.gen, s.now}
+		c.deadlines = append(c.deadlines, d)
 		if len(c.deadlines)-c.deadHead == 1 {
-			s.queue.push(s.now+c.cfg.TimeoutNs, timeout{r})
+			s.queue.push(s.now+c.cfg.TimeoutNs, d)
 		}
 	}
 }
 
-// expired pops the earliest deadline and queues the next one.
+// expired pops the earliest deadline and queues the next one. A
+// deadline's request was sent TimeoutNs before it (its record may serve
+// another request by then: the timeout then finds it completed).
 func (c *client) expired(s *Sim) {
-	c.deadlines[c.deadHead] = nil
+	c.deadlines[c.deadHead] = timeout{}
 	c.deadHead++
 	if c.deadHead > 1024 && c.deadHead*2 > len(c.deadlines) {
 		c.deadlines = append(c.deadlines[:0], c.deadlines[c.deadHead:]...)
 		c.deadHead = 0
 	}
 	if c.deadHead < len(c.deadlines) {
-		r := c.deadlines[c.deadHead]
-		s.queue.push(r.out.SendNs+c.cfg.TimeoutNs, timeout{r})
+		d := c.deadlines[c.deadHead]
+		s.queue.push(d.sent+c.cfg.TimeoutNs, d)
 	}
 }
 

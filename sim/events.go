@@ -66,8 +66,14 @@ type (
 	turnSend    struct{ r *record } // a closed-loop request (workload.Request.ClosedLoop)
 	engineAdmit struct{ r *record }
 	stepEnd     struct{ c *Core }
-	timeout     struct{ r *record }
-	kick        struct{ c *Core }
+	// timeout: the client gives up on r (if it still serves the request
+	// it served when sent at sent, gen).
+	timeout struct {
+		r    *record
+		gen  uint32
+		sent int64
+	}
+	kick struct{ c *Core }
 )
 
 func (e stageStart) handle(s *Sim)  { s.client.startStage(s, e.stage) }
@@ -75,5 +81,5 @@ func (e clientSend) handle(s *Sim)  { s.client.arrive(s, e.r) }
 func (e turnSend) handle(s *Sim)    { s.client.admit(s, e.r) }
 func (e engineAdmit) handle(s *Sim) { s.admit(e.r) }
 func (e stepEnd) handle(s *Sim)     { e.c.endStep(s) }
-func (e timeout) handle(s *Sim)     { s.client.expired(s); s.expire(e.r) }
+func (e timeout) handle(s *Sim)     { s.client.expired(s); s.expire(e.r, e.gen) }
 func (e kick) handle(s *Sim)        { e.c.kick(s) }

@@ -68,30 +68,28 @@ func (s SLO) Good(reqs []RequestRecord) int {
 // completed requests in flight at once, each over [send, finish), a
 // finish before a send at the same instant.
 func PeakConcurrency(reqs []RequestRecord) int {
-	type ev struct {
-		t     int64
-		delta int
-	}
-	var evs []ev
+	// Sends and finishes sorted apart, then merged: half the memory of
+	// sorting (time, ±1) events together, and the same count.
+	var sends, finishes []int64
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Failed || r.FinishNs < 0 || r.SendNs < 0 {
 			continue
 		}
-		evs = append(evs, ev{r.SendNs, 1}, ev{r.FinishNs, -1})
-	}
-	slices.SortFunc(evs, func(a, b ev) int {
-		if a.t != b.t {
-			if a.t < b.t {
-				return -1
-			}
-			return 1
+		if sends == nil {
+			sends, finishes = make([]int64, 0, len(reqs)-i), make([]int64, 0, len(reqs)-i)
 		}
-		return a.delta - b.delta
-	})
-	cur, peak := 0, 0
-	for _, e := range evs {
-		cur += e.delta
+		sends, finishes = append(sends, r.SendNs), append(finishes, r.FinishNs)
+	}
+	slices.Sort(sends)
+	slices.Sort(finishes)
+	cur, peak, f := 0, 0, 0
+	for _, t := range sends {
+		for f < len(finishes) && finishes[f] <= t {
+			cur--
+			f++
+		}
+		cur++
 		peak = max(peak, cur)
 	}
 	return peak

@@ -61,7 +61,11 @@ func (r *RequestRecord) TPOTNs() float64 {
 }
 
 // record is a request in flight: the plan entry, its engine state and
-// what the client has seen.
+// a pointer to what the client has seen (its entry of the run's
+// RequestRecords). Once a request completes, its record (with the engine
+// request's block and hash buffers) serves the next request to be sent:
+// memory stays O(requests in flight). gen counts those reuses, so that an
+// event queued for an earlier request (a client timeout) can tell.
 type record struct {
 	// Per-token fields first, then out (which token also updates) and
 	// the engine request, so one token touches few cache lines.
@@ -71,7 +75,8 @@ type record struct {
 	chunkAt int64      // when its latest SSE chunk leaves the API server, ns
 	lastTok int64
 	chunks  []int64 // arrival of each streamed chunk, ns, while in flight (peakTokens)
-	out     RequestRecord
+	out     *RequestRecord
+	gen     uint32
 	req     engine.Request
 	plan    workload.Request
 	core    *Core

@@ -33,11 +33,7 @@ type Result struct {
 }
 
 func (s *Sim) result() *Result {
-	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err, MaxOutputTokensPerS: s.peak.peak()}
-	res.Requests = make([]RequestRecord, len(s.records))
-	for _, r := range s.records {
-		res.Requests[r.out.ID] = r.out
-	}
+	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err, MaxOutputTokensPerS: s.peak.peak(), Requests: s.out}
 	for _, c := range s.cores {
 		res.Steps += c.Steps
 		res.Engines = append(res.Engines, EngineInfo{ID: c.ID, Pool: c.Pool, DPRank: c.DPRank, Steps: c.Steps})

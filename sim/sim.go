@@ -11,24 +11,29 @@ import (
 
 // Sim is one simulation: a clock, an event queue, a client and engines.
 type Sim struct {
-	now     int64
-	queue   queue
-	client  client
-	cores   []*Core
-	pools   []*pool
-	disagg  *disagg
-	host    predictor.HostModel
-	records []*record
-	// slab hands out records in chunks (one allocation per recordChunk
-	// requests; every record lives until the result anyway).
-	slab     []record
-	stepSink func(StepRecord)
-	obs      Observer // nil: no report observes the run
-	obsRec   StepRecord
-	progress func(done, total int)
-	finished int
-	itl      *Histogram
-	tokSvc   int64 // API server work per output token, ns
+	now    int64
+	queue  queue
+	client client
+	cores  []*Core
+	pools  []*pool
+	disagg *disagg
+	host   predictor.HostModel
+	// out holds every planned request's RequestRecord, indexed by ID: the
+	// run's result. Records in flight point into it.
+	out []RequestRecord
+	// slab hands out new records in chunks (one allocation per
+	// recordChunk); free holds records of completed requests for reuse,
+	// retired those completed during the current event (reused after it,
+	// so that nothing handling the event sees a record change hands).
+	slab          []record
+	free, retired []*record
+	stepSink      func(StepRecord)
+	obs           Observer // nil: no report observes the run
+	obsRec        StepRecord
+	progress      func(done, total int)
+	finished      int
+	itl           *Histogram
+	tokSvc        int64 // API server work per output token, ns
 	// maxModelLen rejects requests longer than max_model_len (0 = none).
 	maxModelLen int
 	tokDelay    int64 // delay after the API server per token, ns
@@ -87,6 +92,14 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	}
 	s.pools = []*pool{{cores: cores, router: router, apis: make([]apiServer, len(cores))}}
 	s.client = client{cfg: c, plan: plan}
+	s.out = make([]RequestRecord, plan.NumRequests())
+	for _, st := range plan.Stages {
+		for i := range st.Requests {
+			p := &st.Requests[i]
+			s.out[p.ID] = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1,
+				PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1, Priority: p.Priority, Class: p.Class}
+		}
+	}
 	s.observe(opt.Observer)
 	return s
 }
@@ -108,6 +121,9 @@ func (s *Sim) Run() *Result {
 		}
 		s.now = it.at
 		it.ev.handle(s)
+		if len(s.retired) > 0 {
+			s.reuse()
+		}
 	}
 	if s.progress != nil && s.finished%1000 != 0 {
 		s.progress(s.finished, s.client.total())
@@ -137,7 +153,7 @@ func (s *Sim) route(p *pool, r *record) {
 	r.out.Engine = c.ID
 	c.Sched.Add(&r.req)
 	if s.obs != nil {
-		s.obs.Queued(c.ID, &r.out, s.now)
+		s.obs.Queued(c.ID, r.out, s.now)
 	}
 	c.wake(s)
 }
@@ -221,20 +237,40 @@ func (s *Sim) finish(r *record, failed bool) {
 	}
 	r.out.Preemptions = r.req.Preemptions
 	if s.obs != nil {
-		s.obs.Closed(&r.out, s.now)
+		s.obs.Closed(r.out, s.now)
 	}
 	s.peak.end(r, failed)
 	s.finished++
 	if s.progress != nil && s.finished%1000 == 0 {
 		s.progress(s.finished, s.client.total())
 	}
+	if !failed && s.peak.final {
+		// Completed: its last token was sampled, so no engine step, event
+		// or list refers to it any more (a failed request's can: a KV
+		// transfer or an admission still queued; the collector takes it;
+		// so do peakTokens' lists until the peak's origin is known, for
+		// the few requests that complete before).
+		s.retired = append(s.retired, r)
+	}
 	s.client.done(s, r)
 }
 
+// reuse makes the records retired during the last event available to
+// newRecord.
+func (s *Sim) reuse() {
+	for _, r := range s.retired {
+		r.gen++
+		r.api, r.core, r.out = nil, nil, nil
+		s.free = append(s.free, r)
+	}
+	clear(s.retired)
+	s.retired = s.retired[:0]
+}
+
 // expire is the client timeout: the client gives up and vLLM aborts the
-// request, freeing its KV blocks.
-func (s *Sim) expire(r *record) {
-	if r.done {
+// request, freeing its KV blocks. A record reused since (gen) completed.
+func (s *Sim) expire(r *record, gen uint32) {
+	if r.done || r.gen != gen {
 		return
 	}
 	engine := -1
@@ -247,23 +283,30 @@ func (s *Sim) expire(r *record) {
 	s.finish(r, true)
 }
 
-// newRecord creates the in-flight record of a planned request.
+// newRecord creates the in-flight record of a planned request: a
+// completed request's record when there is one, else a new one.
 func (s *Sim) newRecord(p workload.Request) *record {
-	if len(s.slab) == 0 {
-		s.slab = make([]record, recordChunk)
+	var r *record
+	if n := len(s.free); n > 0 {
+		r = s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+	} else {
+		if len(s.slab) == 0 {
+			s.slab = make([]record, recordChunk)
+		}
+		r = &s.slab[0]
+		s.slab = s.slab[1:]
 	}
-	r := &s.slab[0]
-	s.slab = s.slab[1:]
-	r.plan = p
-	r.req = engineRequest(&p)
+	req := r.req // its block and hash buffers serve again
+	*r = record{gen: r.gen, plan: p, req: req}
+	r.req.Reuse(engineRequest(&p))
 	r.req.Data = r
 	if s.disagg != nil {
 		r.phase = phasePrefill
 		r.req.MaxTokens, r.req.HoldKV = 1, true
 	}
-	r.out = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1, PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1,
-		Priority: p.Priority, Class: p.Class}
-	s.records = append(s.records, r)
+	r.out = &s.out[p.ID]
 	return r
 }
 

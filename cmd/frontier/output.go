@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,6 +153,9 @@ func perEngine(res *sim.Result) string {
 
 // perStage summarizes each load stage of a staged run (empty otherwise).
 func perStage(res *sim.Result) string {
+	if !slices.ContainsFunc(res.Requests, func(r sim.RequestRecord) bool { return r.Stage > 0 }) {
+		return "" // one stage: nothing to collect
+	}
 	type acc struct{ ttft, e2e []float64 }
 	var stages []*acc
 	for _, r := range res.Requests {

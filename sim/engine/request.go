@@ -104,6 +104,15 @@ type Request struct {
 	hashes []uint64
 }
 
+// Reuse makes r the request init describes, keeping r's block and hash
+// buffers (emptied) so that a finished request's memory serves the next
+// one instead of becoming garbage. r must hold no blocks.
+func (r *Request) Reuse(init Request) {
+	blocks, hashes := r.Blocks[:0], r.hashes[:0]
+	*r = init
+	r.Blocks, r.hashes = blocks, hashes
+}
+
 // NumTokens is prompt plus generated tokens.
 func (r *Request) NumTokens() int { return r.PromptTokens + r.NumOutput }
 
