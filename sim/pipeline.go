@@ -93,7 +93,13 @@ func (c *Core) endFlight(s *Sim, f *flight) {
 	c.batch, c.cost = f.batch, f.cost
 	if s.stepSink != nil || s.obs != nil {
 		for k, begin := range f.stages {
-			s.emitStep(c.stepRecord(&f.step, begin, begin+f.stage, k, false))
+			rec := c.stepRecord(&f.step, begin, begin+f.stage, k, false)
+			if k > 0 {
+				// Preemptions happen once, when the batch is scheduled:
+				// the first stage's row counts them (defect 8, issue 10).
+				rec.Preempted = 0
+			}
+			s.emitStep(rec)
 		}
 	}
 	c.complete(s, &f.step)
