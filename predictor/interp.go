@@ -33,33 +33,20 @@ type axis struct {
 // newAxis is the axis through the distinct values of vals, sorted.
 func newAxis(vals []float64) axis {
 	// Table columns repeat a few distinct values thousands of times (the
-	// 35,742 bf16 GEMM rows of H200 hold 74 m values): drop repeats before
-	// sorting, which made sorting every row most of a run's start-up.
+	// 35,742 bf16 GEMM rows of H200 hold 74 m values): a direct-mapped
+	// set of recent values drops nearly every repeat in one probe, before
+	// the map and the sort see the distinct ones.
+	recent := newRecent()
+	seen := map[float64]bool{}
 	var u []float64
-	var seen map[float64]bool // once u is too long to scan
-	for i, v := range vals {
-		if i > 0 && v == vals[i-1] {
-			continue // the common repeat
+	for _, v := range vals {
+		h := recentSlot(v)
+		if recent[h] == v {
+			continue
 		}
-		if seen == nil && len(u) > 32 {
-			seen = make(map[float64]bool, 2*len(u))
-			for _, x := range u {
-				seen[x] = true
-			}
-		}
-		dup := false
-		if seen != nil {
-			dup = seen[v]
+		recent[h] = v
+		if !seen[v] { // every NaN stays, as before
 			seen[v] = true
-		} else {
-			for _, x := range u {
-				if x == v {
-					dup = true
-					break
-				}
-			}
-		}
-		if !dup { // every NaN stays, as before
 			u = append(u, v)
 		}
 	}
@@ -89,16 +76,35 @@ func (a axis) bracket(x float64) (i, j int, w float64, out bool) {
 	return i, j, (math.Log(x) - a.log[i]) / (a.log[j] - a.log[i]), false
 }
 
-// indexOf returns index, remembering the last value it was asked.
+// indexOf returns index, remembering the values it was asked in a
+// direct-mapped cache (rows come in grid order: a few values, repeated).
 func (a axis) indexOf() func(x float64) int {
-	last, at := math.NaN(), -1
+	keys := newRecent()
+	var at [recentSlots]int
 	return func(x float64) int {
-		if x != last {
-			last, at = x, a.index(x)
+		h := recentSlot(x)
+		if keys[h] != x {
+			keys[h], at[h] = x, a.index(x)
 		}
-		return at
+		return at[h]
 	}
 }
+
+// recentSlots sizes newAxis's and indexOf's direct-mapped caches.
+const recentSlots = 256
+
+// newRecent is an empty direct-mapped cache of values (NaN matches none).
+func newRecent() *[recentSlots]float64 {
+	var r [recentSlots]float64
+	for i := range r {
+		r[i] = math.NaN()
+	}
+	return &r
+}
+
+// recentSlot is v's slot in a direct-mapped cache: the top bits of its
+// bits times the golden-ratio constant.
+func recentSlot(v float64) int { return int(math.Float64bits(v) * 0x9e3779b97f4a7c15 >> 56) }
 
 func (a axis) index(x float64) int {
 	j := sort.SearchFloat64s(a.v, x)

@@ -8,9 +8,9 @@ import (
 
 // TablesNeed is the part of an embedded table set that New reads for cfg
 // (cfg.Tables is not used): GEMM rows of bfloat16 (LM head, router) and
-// of every stored weight format of the priced stage's layers, attention
-// rows of the model's head_dim (MLA rows for an MLA model) and
-// cfg.KVDtype, and for a MoE model the MoE rows of every dtype its
+// of every stored weight format of the priced stage's layers,
+// full-attention rows (window_size 0) of the model's head_dim (MLA rows
+// for an MLA model) and cfg.KVDtype, and for a MoE model the MoE rows of every dtype its
 // experts' format may be priced from (profiles.MoEDtypes, all of them, so
 // the choice among them is the one every row gives).
 // profiles.DefaultTablesFor loads just those, so start-up decodes a

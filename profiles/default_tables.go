@@ -25,14 +25,15 @@ var h800Notes = []string{
 
 // Need names the rows of an embedded table set that one deployment prices
 // from (predictor.TablesNeed says which for a predictor configuration):
-// GEMM rows of some gemm_dtypes, the attention rows of one head_dim and
-// kv_cache_dtype (or the MLA rows of that kv_cache_dtype), and the
+// GEMM rows of some gemm_dtypes, the full-attention rows (window_size 0)
+// of one head_dim and kv_cache_dtype (or the MLA rows of that
+// kv_cache_dtype), and the
 // fused-MoE rows of some moe_dtypes (none for a dense model). Collectives
 // and elementwise ops are small and always loaded. A table family added
 // to Tables needs a field here and a partition key in aicFiles.
 type Need struct {
 	GemmDtypes []string // gemm_dtype of the GEMM rows
-	HeadDim    int      // head_dim of the attention rows (0: none)
+	HeadDim    int      // head_dim of the attention rows (0: none); window_size 0 only
 	KVDtype    string   // kv_cache_dtype of the attention and MLA rows
 	MLA        bool     // the MLA rows (multi-head latent attention)
 	MoEDtypes  []string // moe_dtype of the MoE rows; none for a dense model
@@ -83,17 +84,19 @@ var aicFiles = []aicFile{
 		func(t *Tables) *[]CommRow { return &t.Comm }),
 }
 
-func attnKey(headDim int64, kvDtype string) string {
-	return strconv.FormatInt(headDim, 10) + "/" + kvDtype
+// attnKey is an attention row's partition: head_dim, kv_cache_dtype and
+// sliding window.
+func attnKey(headDim int64, kvDtype string, window int64) string {
+	return strconv.FormatInt(headDim, 10) + "/" + kvDtype + "/" + strconv.FormatInt(window, 10)
 }
 
-func attnRowKey(r *AttnRow) string { return attnKey(r.HeadDim, r.KVCacheDtype) }
+func attnRowKey(r *AttnRow) string { return attnKey(r.HeadDim, r.KVCacheDtype, r.WindowSize) }
 
 func attnNeed(n *Need) []string {
 	if n.HeadDim == 0 {
 		return nil
 	}
-	return []string{attnKey(int64(n.HeadDim), n.KVDtype)}
+	return []string{attnKey(int64(n.HeadDim), n.KVDtype, 0)}
 }
 
 func mlaRowKey(r *AttnRow) string { return r.KVCacheDtype }
