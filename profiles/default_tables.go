@@ -2,12 +2,12 @@ package profiles
 
 import (
 	"fmt"
-	"io/fs"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // embeddedSystems maps a tables hardware name to its aiconfigurator system
@@ -149,11 +149,19 @@ func aic[T any](family, framework, name string, spec tableSpec[T], key func(*T) 
 }
 
 // decodeEmbedded decodes the embedded rows file, keeping the partitions
-// keep accepts (nil: all).
+// keep accepts (nil: all). It reads the file in place, in the binary's
+// read-only data (embeddedRows; rows_embed.go), where embed.FS.ReadFile
+// would copy it: a run's start-up then faults in a few file-backed pages
+// instead of megabytes of fresh heap.
 func decodeEmbedded[T any](file string, keep func(string) bool) ([]T, error) {
-	data, err := embeddedTables.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("embedded tables %s: %w", file, err)
+	var data []byte
+	if s, ok := embeddedRows[file]; ok {
+		data = unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	} else {
+		var err error // not in rows_embed.go (stale: TestEmbeddedRowsCurrent)
+		if data, err = embeddedTables.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("embedded tables %s: %w", file, err)
+		}
 	}
 	rows, err := decodeRows[T](data, keep)
 	if err != nil {
@@ -295,47 +303,4 @@ func loadDefaultTables(name string, need *Need) (*Tables, error) {
 		t.Notes = append(t.Notes, note)
 	}
 	return t, nil
-}
-
-// rowsExt names a table's rows form: <table>.rows beside <table>.parquet.
-const rowsExt = ".rows"
-
-// GenerateRows returns the rows form of every table file the embedded
-// loader reads under root (an aiconfigurator folder: <system>/<family>/
-// <framework>/<version>/<table>.parquet), keyed by the path of the
-// <table>.rows file to write beside it. `go generate ./profiles` writes
-// them (internal/rowsgen); TestEmbeddedRowsCurrent checks the files
-// committed under data/aiconfigurator are current. Errors name the
-// parquet file and row.
-func GenerateRows(fsys fs.FS, root string) (map[string][]byte, error) {
-	byName := map[string]*aicFile{}
-	for i := range aicFiles {
-		byName[aicFiles[i].family+"/"+aicFiles[i].framework+"/"+aicFiles[i].name+".parquet"] = &aicFiles[i]
-	}
-	out := map[string][]byte{}
-	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path.Ext(p) != ".parquet" {
-			return err
-		}
-		// <system>/<family>/<framework>/<version>/<table>.parquet
-		parts := strings.Split(strings.TrimPrefix(p, root+"/"), "/")
-		if len(parts) != 5 {
-			return nil
-		}
-		f := byName[parts[1]+"/"+parts[2]+"/"+parts[4]]
-		if f == nil {
-			return nil // a table the loader does not read
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		rows, err := f.encode(p, data)
-		if err != nil {
-			return err
-		}
-		out[strings.TrimSuffix(p, ".parquet")+rowsExt] = rows
-		return nil
-	})
-	return out, err
 }
