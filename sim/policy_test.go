@@ -92,3 +92,45 @@ func TestPriorityDeterministic(t *testing.T) {
 	}
 	assert.Equal(t, run(), run())
 }
+
+// Priority and sjf under pipeline parallelism (requests in flight are
+// skipped, so a victim can come before the request asking without being
+// in the step) and with async scheduling on and off, on the stress run:
+// every completed request has all its tokens and every block returns.
+func TestPolicyInvariantsPPAndAsync(t *testing.T) {
+	for _, pol := range []string{"priority", "sjf"} {
+		for _, pp := range []int{1, 2} {
+			for _, async := range []bool{false, true} {
+				sc := stressScenario()
+				sc.Workload.Random.NumPrompts = 1500
+				sc.Deployment.SchedulingPolicy = pol
+				sc.Deployment.PipelineParallelSize = pp
+				sc.Deployment.AsyncScheduling = &async
+				if pol == "priority" {
+					sc.Workload.Classes = []scenarios.RequestClass{{Name: "a", Priority: 0, Share: 0.3}, {Name: "b", Priority: 2, Share: 0.7}}
+				}
+				require.NoError(t, sc.Validate())
+				s, st, err := Build(sc, Options{})
+				require.NoError(t, err)
+				res := s.Run()
+				planned := map[int]int{}
+				for _, stg := range st.Plan.Stages {
+					for _, r := range stg.Requests {
+						planned[r.ID] = r.OutputTokens
+					}
+				}
+				pre := 0
+				for _, r := range res.Requests {
+					pre += r.Preemptions
+					if !r.Failed {
+						require.Equal(t, planned[r.ID], r.OutputTokens, "%s pp %d async %v request %d", pol, pp, async, r.ID)
+					}
+				}
+				for _, c := range s.cores {
+					require.Zero(t, c.Sched.Pool.NumUsed())
+				}
+				assert.Positive(t, pre, "%s pp %d async %v: the run must preempt", pol, pp, async)
+			}
+		}
+	}
+}

@@ -199,3 +199,40 @@ func TestUsesPriority(t *testing.T) {
 	assert.False(t, UsesPriority(FCFS))
 	assert.False(t, UsesPriority(SJF))
 }
+
+// A priority victim before the request asking that was skipped in this
+// step (here in flight, as under pipeline parallelism) leaves the running
+// list without moving vLLM's loop index, so the request after the one
+// asking is skipped for the step (scheduler.py: req_index -= 1 only for a
+// victim in scheduled_running_reqs). Worked by hand, 5 usable blocks: X
+// (priority 2, 31 tokens) runs first, then A (priority 0, 31) and B
+// (priority 1, 15) fill the pool. At step 4 X is in flight; A's 33rd
+// token needs a block, the victim is X (largest priority) before A and
+// not scheduled: A takes one of X's 2 blocks, and B is skipped. With A
+// last in the list (no B, 4 usable blocks), the loop simply ends after A.
+func TestPriorityVictimSkippedBeforeTheAsker(t *testing.T) {
+	for _, withB := range []bool{true, false} {
+		blocks := 5 // 4 usable + the null block: X and A fill them
+		if withB {
+			blocks = 6 // 5 usable: X, A and B fill them
+		}
+		s := NewScheduler(withPolicy(cfg(100, 4, blocks, false), Priority))
+		x := &Request{ID: 2, PromptTokens: 31, MaxTokens: 10, Priority: 2}
+		a := &Request{ID: 0, PromptTokens: 31, MaxTokens: 10, Priority: 0}
+		b := &Request{ID: 1, PromptTokens: 15, MaxTokens: 10, Priority: 1}
+		s.Add(x)
+		steps(s, 1)
+		s.Add(a)
+		want := [][][2]int{{{2, 1}, {0, 31}}, {{0, 1}}, {{0, 1}}}
+		if withB {
+			s.Add(b)
+			want = [][][2]int{{{2, 1}, {0, 31}, {1, 15}}, {{0, 1}, {1, 1}}, {{0, 1}}}
+		}
+		items, _ := steps(s, 1)
+		x.InFlight = true
+		more, pre := steps(s, 2)
+		assert.Equal(t, want, append(items, more...), "with B: %v", withB)
+		assert.Equal(t, []int{0, 1}, pre)
+		assert.Equal(t, Preempted, x.Status)
+	}
+}

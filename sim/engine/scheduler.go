@@ -122,7 +122,9 @@ func (s *Scheduler) Schedule(out *Step) {
 		}
 		if !s.allocate(r, r.NumComputed, n, nil) {
 			ok, at, back := s.makeRoom(out, r, n, i)
-			i, budget = at, budget+back
+			// at may point past the list when a skipped victim came before
+			// r and r was last (vLLM's index then ends its loop).
+			i, budget = min(at, len(s.running)-1), budget+back
 			if !ok {
 				break
 			}
