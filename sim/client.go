@@ -6,6 +6,12 @@ import "frontier/sim/workload"
 type ClientConfig struct {
 	MaxConcurrency int   // 0 = unlimited
 	TimeoutNs      int64 // 0 = none
+	// Together sends the requests planned for one instant in one event, so
+	// that all of them reach the engine before it schedules (vLLM's LLM
+	// class adds every prompt of a generate call, then steps). Without it
+	// they are sent one event after another, and with no API-server time
+	// the engine may start on the first ones.
+	Together bool
 }
 
 // client sends the plan: stage by stage (each stage's requests at their
@@ -67,6 +73,14 @@ func (c *client) pushNextArrival(s *Sim) {
 }
 
 func (c *client) arrive(s *Sim, r *record) {
+	if c.cfg.Together {
+		st := &c.plan.Stages[c.stage]
+		for c.nextSend < len(st.Requests) && !st.Requests[c.nextSend].ClosedLoop && st.Requests[c.nextSend].At == r.plan.At {
+			c.admit(s, r)
+			r = s.newRecord(st.Requests[c.nextSend])
+			c.nextSend++
+		}
+	}
 	c.pushNextArrival(s)
 	c.admit(s, r)
 }
@@ -130,7 +144,9 @@ func (c *client) expired(s *Sim) {
 func (c *client) done(s *Sim, r *record) {
 	if n := r.plan.Next; n > 0 {
 		p := c.plan.Stages[r.plan.Stage].Requests[n]
-		s.queue.push(r.out.FinishNs+p.ThinkNs, turnSend{s.newRecord(p)})
+		next := s.newRecord(p)
+		next.req.InheritHashes(&r.req, r.plan.ReusedTokens)
+		s.queue.push(r.out.FinishNs+p.ThinkNs, turnSend{next})
 	}
 	c.inflight--
 	if len(c.blocked) > 0 {

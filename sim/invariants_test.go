@@ -118,6 +118,12 @@ func benchRuns(b *testing.B, sc *scenarios.Scenario, requests int) {
 	require.NoError(b, sc.Validate())
 	st, err := Resolve(sc)
 	require.NoError(b, err)
+	benchSetup(b, st, requests)
+}
+
+// benchSetup builds and runs a fresh simulation of st per iteration,
+// checking the request count.
+func benchSetup(b *testing.B, st *Setup, requests int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -37,6 +37,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return bad(err) })
 	root.AddCommand(newSimulateCmd(), newSweepCmd(), newCapacityCmd(), newGateCmd(), newCalibrateCmd(), newHardwareCmd(), newModelsCmd(), newProfileCmd())
+	root.AddCommand(newBenchCmd()) // vllm bench latency | throughput (bench.go)
 	return root
 }
 

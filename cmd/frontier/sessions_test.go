@@ -90,11 +90,7 @@ func TestSessionAndLengthsBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("{\"prompt_len\": 10, \"output_len\": 5}\n{\"prompt_len\": 10, \"output_len\": 2.5}\n"), 0o644))
 	with := func(extra ...string) []string { return append(append([]string{}, sessionArgs...), extra...) }
 	lengths := []string{"simulate", "--quiet", "--dataset-name", "lengths"}
-	cases := []struct {
-		name string
-		args []string
-		want string
-	}{
+	cases := []usageCase{
 		{"zero turns", with("--num-turns", "0"), "--num-turns: must be an integer in [1, 10000], got 0"},
 		{"bad turns form", with("--num-turns", "3..5"), `--num-turns: must be N or uniform:MIN:MAX, got "3..5"`},
 		{"negative think", with("--think-time", "-2"), "--think-time: must be a number in [0, 1e+08], got -2"},
@@ -110,6 +106,19 @@ func TestSessionAndLengthsBadInput(t *testing.T) {
 		{"dataset-path alone is a trace", withTiny("--dataset-path", bad), "only for the random dataset, but the workload's dataset is trace"},
 		{"random prefix on lengths", append(lengths, "--dataset-path", bad, "--random-prefix-len", "4"), "--random-prefix-len: only for the random dataset"},
 	}
+	checkUsageErrors(t, cases)
+}
+
+// usageCase is a command line that must fail as bad input (exit 2) with
+// a message containing want, simulating nothing.
+type usageCase struct {
+	name string
+	args []string
+	want string
+}
+
+func checkUsageErrors(t *testing.T, cases []usageCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, _, err := run(t, c.args...)
@@ -118,6 +127,8 @@ func TestSessionAndLengthsBadInput(t *testing.T) {
 			assert.True(t, errors.As(err, &ue), "want exit 2, got %T: %v", err, err)
 			assert.Contains(t, err.Error(), c.want)
 			assert.NotContains(t, out, "Successful requests:")
+			assert.NotContains(t, out, "latency:")
+			assert.NotContains(t, out, "Throughput:")
 		})
 	}
 }

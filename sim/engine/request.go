@@ -102,6 +102,24 @@ type Request struct {
 	ExternalTokens int
 
 	hashes []uint64
+	hashBS int // the block size hashes were computed for
+}
+
+// InheritHashes gives r the block hashes prev computed for its first
+// tokens, tokens r repeats from the start (a session's next turn repeats
+// the previous turn's prompt and reply): identical tokens give identical
+// chained hashes, so r need not compute them again. A hash is recomputed
+// if r's engine has another block size.
+func (r *Request) InheritHashes(prev *Request, tokens int) {
+	if prev.hashBS == 0 || tokens < prev.hashBS {
+		return
+	}
+	bs := prev.hashBS
+	n := min(len(prev.hashes), tokens/bs)
+	if cap(r.hashes) < n {
+		r.hashes = make([]uint64, 0, max(n, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024)))
+	}
+	r.hashes, r.hashBS = append(r.hashes[:0], prev.hashes[:n]...), bs
 }
 
 // Reuse makes r the request init describes, keeping r's block and hash
@@ -174,8 +192,11 @@ func (r *Request) segment(pos int) (uint64, int) {
 // A block inside one stream is that stream's block content; a block
 // spanning streams mixes in every stream and where it starts.
 func (r *Request) blockHash(i, bs int) uint64 {
-	if r.hashes == nil {
-		r.hashes = make([]uint64, 0, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024))
+	if r.hashBS != bs { // first use, or inherited for another block size
+		if r.hashes == nil {
+			r.hashes = make([]uint64, 0, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024))
+		}
+		r.hashes, r.hashBS = r.hashes[:0], bs
 	}
 	for len(r.hashes) <= i {
 		j := len(r.hashes)

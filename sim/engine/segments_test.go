@@ -97,3 +97,26 @@ func TestLastSampledTokenHasNoKV(t *testing.T) {
 	runAll(t, s, t2)
 	assert.Equal(t, 48, t2.CachedTokens)
 }
+
+// A turn that inherits the previous turn's hashes gets the hashes it
+// would have computed: identical tokens, identical chained hashes, across
+// the prompt/output boundary too. Another block size recomputes.
+func TestInheritHashes(t *testing.T) {
+	s := NewScheduler(cfg(256, 4, 50, true))
+	t1 := &Request{ID: 0, PromptTokens: 40, MaxTokens: 20, Segments: []Segment{{1, 40}}, OutputKey: 5, UniquePrompt: true, ReusedTokens: 60}
+	runAll(t, s, t1)
+	require.Len(t, t1.hashes, 3, "full blocks of the 59 tokens with KV")
+	next := func() *Request {
+		return &Request{ID: 1, PromptTokens: 85, MaxTokens: 1, Segments: []Segment{{1, 40}, {5, 60}, {9, 85}}, UniquePrompt: true}
+	}
+	fresh, inherited := next(), next()
+	inherited.InheritHashes(t1, 60)
+	require.Len(t, inherited.hashes, 3)
+	for i := 4; i >= 0; i-- {
+		assert.Equal(t, fresh.blockHash(i, 16), inherited.blockHash(i, 16), "block %d", i)
+	}
+	assert.Equal(t, uint64(0), t1.hashes[:4][3], "appending to the inherited hashes leaves turn 1's array alone")
+	other := next()
+	other.InheritHashes(t1, 60)
+	assert.Equal(t, (&Request{PromptTokens: 85, Segments: other.Segments}).blockHash(1, 32), other.blockHash(1, 32), "block size 32 recomputes")
+}
