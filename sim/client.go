@@ -34,6 +34,8 @@ type client struct {
 	// queue (the queue stays a few events deep).
 	deadlines []timeout
 	deadHead  int
+	// turns holds the closed-loop requests until their send time.
+	turns pending
 }
 
 func (c *client) total() int {
@@ -146,7 +148,7 @@ func (c *client) done(s *Sim, r *record) {
 		p := c.plan.Stages[r.plan.Stage].Requests[n]
 		next := s.newRecord(p)
 		next.req.InheritHashes(&r.req, r.plan.ReusedTokens)
-		s.queue.push(r.out.FinishNs+p.ThinkNs, turnSend{next})
+		c.turns.add(s, r.out.FinishNs+p.ThinkNs, next)
 	}
 	c.inflight--
 	if len(c.blocked) > 0 {

@@ -63,7 +63,7 @@ func (q *queue) pop() item {
 type (
 	stageStart  struct{ stage int }
 	clientSend  struct{ r *record }
-	turnSend    struct{ r *record } // a closed-loop request (workload.Request.ClosedLoop)
+	turnDue     struct{ at int64 } // the earliest closed-loop send (pending.go)
 	engineAdmit struct{ r *record }
 	stepEnd     struct{ c *Core }
 	// timeout: the client gives up on r (if it still serves the request
@@ -78,7 +78,7 @@ type (
 
 func (e stageStart) handle(s *Sim)  { s.client.startStage(s, e.stage) }
 func (e clientSend) handle(s *Sim)  { s.client.arrive(s, e.r) }
-func (e turnSend) handle(s *Sim)    { s.client.admit(s, e.r) }
+func (e turnDue) handle(s *Sim)     { s.client.turns.due(s, e.at) }
 func (e engineAdmit) handle(s *Sim) { s.admit(e.r) }
 func (e stepEnd) handle(s *Sim)     { e.c.endStep(s) }
 func (e timeout) handle(s *Sim)     { s.client.expired(s); s.expire(e.r, e.gen) }

@@ -151,3 +151,25 @@ func TestAgentSessionToolCalls(t *testing.T) {
 	}
 	assert.Equal(t, []turn{{30, 0, 0, 400 * ms}, {130, 64, 900 * ms, 1300 * ms}, {230, 160, 1800 * ms, 2200 * ms}}, got)
 }
+
+// Closed-loop sends wait in the client (pending), only the earliest with
+// an event: sends added out of time order go out in time order, and a
+// superseded event does nothing.
+func TestPendingSendsInTimeOrder(t *testing.T) {
+	var reqs []workload.Request
+	for i := range 5 {
+		reqs = append(reqs, workload.Request{ID: i, PromptTokens: 16, OutputTokens: 1, ContentKey: uint64(i + 1), ClosedLoop: true})
+	}
+	s := tinySim(false, reqs, nil)
+	for i, at := range []int64{50, 20, 20, 90, 10} {
+		s.client.turns.add(s, at*ms, s.newRecord(reqs[i]))
+	}
+	assert.Len(t, s.queue.h, 3, "armed at 50, then 20, then 10: two stale events")
+	res := s.Run()
+	var sends []int64
+	for _, r := range res.Requests {
+		sends = append(sends, r.SendNs)
+	}
+	assert.Equal(t, []int64{50 * ms, 20 * ms, 20 * ms, 90 * ms, 10 * ms}, sends)
+	assert.Empty(t, s.client.turns.h)
+}

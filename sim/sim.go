@@ -91,7 +91,7 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 		router = LeastLoaded{}
 	}
 	s.pools = []*pool{{cores: cores, router: router, apis: make([]apiServer, len(cores))}}
-	s.client = client{cfg: c, plan: plan}
+	s.client = client{cfg: c, plan: plan, turns: pending{armedAt: -1}}
 	s.out = make([]RequestRecord, plan.NumRequests())
 	for _, st := range plan.Stages {
 		for i := range st.Requests {
