@@ -18,7 +18,27 @@ const CustomAllReduceMaxBytes = 8 << 20
 type Comm struct {
 	gpus   int
 	curves map[string]series // key: op/backend
-	Cov    Coverage
+	// ncclOnly: vLLM's custom all-reduce is off for this group (more than
+	// two PCIe-only GPUs, or GPUs on several nodes), so every all-reduce
+	// is NCCL's.
+	ncclOnly bool
+	Cov      Coverage
+}
+
+// CustomAllReduceOff reports whether vLLM turns its custom all-reduce off
+// for a TP group of n GPUs on hw, and why: on more than two GPUs that
+// NVLink does not fully connect ("Custom allreduce is disabled because
+// it's not supported on more than two PCIe-only GPUs", vllm/distributed/
+// device_communicators/custom_all_reduce.py), and across nodes (its IPC
+// buffers are per host).
+func CustomAllReduceOff(hw profiles.Hardware, n int) (bool, string) {
+	switch {
+	case n > 2 && !hw.FullyConnected(n):
+		return true, fmt.Sprintf("custom all-reduce off for %d PCIe-only GPUs (vLLM supports it on at most two): TP all-reduces priced from NCCL's table", n)
+	case !hw.SameNode(n):
+		return true, fmt.Sprintf("custom all-reduce off across nodes (%d GPUs, %d per node): TP all-reduces priced from NCCL", n, hw.GPUsPerNode)
+	}
+	return false, ""
 }
 
 // NewComm selects the curves for gpus GPUs.
@@ -68,9 +88,10 @@ func (c *Comm) Ms(op, backend string, elems int64, bwBytesPerSec float64) float6
 }
 
 // AllReduceMs prices a TP all-reduce of elems bf16 elements as vLLM does:
-// the custom all-reduce (graph or eager flavour) up to 8 MiB, NCCL above.
+// the custom all-reduce (graph or eager flavour) up to 8 MiB, NCCL above
+// (always NCCL where vLLM turns the custom one off, CustomAllReduceOff).
 func (c *Comm) AllReduceMs(elems int64, graph bool, bw float64) float64 {
-	if elems*2 <= CustomAllReduceMaxBytes {
+	if elems*2 <= CustomAllReduceMaxBytes && !c.ncclOnly {
 		if graph {
 			return c.Ms("all_reduce", "vllm_graph", elems, bw)
 		}

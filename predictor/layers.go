@@ -109,18 +109,22 @@ func PricedDtypes(t *profiles.Tables) (gemm, moe []string) {
 
 // unpriced builds the refusal for weights in format f of the layers named
 // by what, on tables t.
-func unpriced(t *profiles.Tables, q *profiles.Quant, f profiles.WeightFormat, what string) error {
+func unpriced(t *profiles.Tables, hw profiles.Hardware, q *profiles.Quant, f profiles.WeightFormat, what string) error {
 	gemm, moe := PricedDtypes(t)
 	method := "bf16"
 	if q.Quantized() {
 		method = q.Method
 	}
-	hw := t.Hardware
-	if hw == "" {
-		hw = t.Source
+	where := t.Hardware
+	if where == "" {
+		where = t.Source
 	}
 	why := ""
 	switch f {
+	case profiles.FormatFP8Tensor, profiles.FormatFP8Channel, profiles.FormatFP8Block:
+		if hw.SMVersion > 0 && hw.SMVersion < 89 {
+			why = " (no fp8 tensor cores before Ada: vLLM runs FP8 weights there as Marlin W8A16 weight-only kernels, which no table measures)"
+		}
 	case profiles.FormatInt4, profiles.FormatInt8:
 		why = " (vLLM runs them with Marlin weight-only kernels, which aiconfigurator does not measure for dense layers)"
 	case profiles.FormatNVFP4:
@@ -129,7 +133,7 @@ func unpriced(t *profiles.Tables, q *profiles.Quant, f profiles.WeightFormat, wh
 		why = " (vLLM quantizes only MoE experts with mxfp4)"
 	}
 	return &UnpricedError{fmt.Sprintf("quantization %s: %s weights of the %s are not priced on %s: its tables have no such rows%s; priced there: GEMM %s, MoE %s",
-		method, f, what, hw, why, strings.Join(gemm, " "), strings.Join(moe, " "))}
+		method, f, what, where, why, strings.Join(gemm, " "), strings.Join(moe, " "))}
 }
 
 // buildGemms builds one GEMM predictor per table dtype the stage's
@@ -141,7 +145,7 @@ func (p *Predictor) buildGemms() error {
 	need := func(f profiles.WeightFormat, what string) error {
 		d := profiles.GemmDtype(f)
 		if d == "" {
-			return unpriced(cfg.Tables, cfg.Model.Quant, f, what)
+			return unpriced(cfg.Tables, cfg.Hardware, cfg.Model.Quant, f, what)
 		}
 		if _, ok := p.gemms[d]; ok {
 			return nil
@@ -151,7 +155,7 @@ func (p *Predictor) buildGemms() error {
 			if d == "bfloat16" {
 				return fmt.Errorf("dtype %s: %w", cfg.Dtype, err)
 			}
-			return unpriced(cfg.Tables, cfg.Model.Quant, f, what)
+			return unpriced(cfg.Tables, cfg.Hardware, cfg.Model.Quant, f, what)
 		}
 		p.gemms[d] = g
 		return nil
@@ -198,12 +202,19 @@ func (p *Predictor) buildMoEs() error {
 		}
 		dtypes := profiles.MoEDtypes(k.expert)
 		var e *MoE
-		err := unpriced(cfg.Tables, m.Quant, k.expert, "MoE experts")
+		err := unpriced(cfg.Tables, cfg.Hardware, m.Quant, k.expert, "MoE experts")
 		for _, d := range dtypes {
-			if !hasMoEDtype(cfg.Tables.MoE, d) {
+			rows, note, ferr := moeRows(cfg.Tables, d, m)
+			if ferr != nil {
+				return ferr
+			}
+			if !hasMoEDtype(rows, d) {
 				continue
 			}
-			e, err = NewMoE(cfg.Tables.MoE, d, m.HiddenSize, m.MoEIntermediateSize, m.NumExpertsPerToken, m.NumExperts, tp, ep, cfg.MoEDistribution)
+			e, err = NewMoE(rows, d, m.HiddenSize, m.MoEIntermediateSize, m.NumExpertsPerToken, m.NumExperts, tp, ep, cfg.MoEDistribution)
+			if note != "" {
+				p.Notes = append(p.Notes, note)
+			}
 			break
 		}
 		if err != nil {
@@ -214,6 +225,27 @@ func (p *Predictor) buildMoEs() error {
 		p.Notes = append(p.Notes, e.Notes...)
 	}
 	return nil
+}
+
+// moeRows are the MoE rows that price dtype d for model m: the tables'
+// own, or, when they lack its expert shape, another vLLM version's rows of
+// the same GPU (Tables.MoEFallback), with a note saying so.
+func moeRows(t *profiles.Tables, d string, m profiles.ModelSpec) ([]profiles.MoERow, string, error) {
+	h, in, k, e := int64(m.HiddenSize), int64(m.MoEIntermediateSize), int64(m.NumExpertsPerToken), int64(m.NumExperts)
+	for _, r := range t.MoE {
+		if r.Dtype == d && r.Hidden == h && r.Inter == in && r.TopK == k && r.NumExperts == e {
+			return t.MoE, "", nil
+		}
+	}
+	if t.MoEFallback == nil {
+		return t.MoE, "", nil
+	}
+	rows, from, err := t.MoEFallback(d, h, in, k, e)
+	if err != nil || len(rows) == 0 {
+		return t.MoE, "", err
+	}
+	return rows, fmt.Sprintf("moe %s %d×%d top-%d of %d: not in the vLLM %s table; priced from vLLM %s's rows of this GPU",
+		d, h, in, k, e, t.Version, from), nil
 }
 
 func hasMoEDtype(rows []profiles.MoERow, d string) bool {

@@ -7,21 +7,6 @@ import (
 
 const gib = float64(1 << 30)
 
-// TorchTotalBytes is the GPU memory vLLM sees (torch.cuda.mem_get_info
-// total), bytes. H100-SXM 80GB (and H800): 79.19 GiB, the figure vLLM's
-// memory profiling log prints on that GPU. H200: 150,109,880,320 bytes
-// (139.80 GiB), torch.cuda.mem_get_info on our H200 (nvidia-smi: 143,771
-// MiB), measured 2026-11-29. Other hardware: the spec capacity.
-func TorchTotalBytes(hardware string, specBytes int64) int64 {
-	switch hardware {
-	case "h100-sxm", "h800":
-		return int64(85_029_615_042) // 79.19 GiB
-	case "h200-sxm":
-		return int64(150_109_880_320) // measured on our H200
-	}
-	return specBytes
-}
-
 // NonTorchBytes is memory outside PyTorch's allocator that vLLM's
 // profiling subtracts (CUDA context share, cuBLAS workspace), bytes, plus
 // NCCL buffers under TP from the hardware figures. 0.18 GiB: vLLM's
@@ -153,7 +138,10 @@ func KVBytesPerTokenPerLayer(cfg Config) int64 {
 func PlanMemory(cfg Config, util float64, maxBatchedTokens, blockSize, maxModelLen int, override *int) (MemoryPlan, error) {
 	m := cfg.Model
 	pp := max(1, cfg.PP)
-	total := TorchTotalBytes(cfg.Hardware.Name, cfg.Hardware.MemCapacityBytes)
+	total := cfg.Hardware.TorchTotalBytes // what torch sees (profiles.Hardware)
+	if total == 0 {
+		total = cfg.Hardware.MemCapacityBytes
+	}
 	perTok := KVBytesPerTokenPerLayer(cfg)
 	weightsAll := WeightBytesPerRank(cfg) // heaviest stage + per-GPU buffers
 	var best MemoryPlan

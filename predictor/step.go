@@ -99,6 +99,10 @@ func New(cfg Config) (*Predictor, error) {
 		}
 	}
 	p.comm = NewComm(cfg.Tables.Comm, cfg.TP)
+	if off, why := CustomAllReduceOff(cfg.Hardware, cfg.TP); off && cfg.TP > 1 {
+		p.comm.ncclOnly = true
+		p.Notes = append(p.Notes, why)
+	}
 	p.elem = NewElementwise(cfg.Tables.Ops, cfg.Hardware.MemBandwidth)
 	return p, nil
 }

@@ -82,5 +82,5 @@ func freshComm(c *Comm) *Comm {
 	if c == nil {
 		return nil
 	}
-	return &Comm{gpus: c.gpus, curves: c.curves}
+	return &Comm{gpus: c.gpus, curves: c.curves, ncclOnly: c.ncclOnly}
 }

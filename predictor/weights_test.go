@@ -153,3 +153,20 @@ func TestMLARefusals(t *testing.T) {
 	_, err = NewMLAAttention(tb, c.Model, "bfloat16")
 	assert.NoError(t, err)
 }
+
+// Where vLLM turns its custom all-reduce off, every TP all-reduce is
+// NCCL's, small messages included.
+func TestNCCLOnlyAllReduce(t *testing.T) {
+	tb, err := profiles.DefaultTables("l40s")
+	require.NoError(t, err)
+	c := NewComm(tb.Comm, 4)
+	custom := c.AllReduceMs(4096, true, 32e9)
+	c.ncclOnly = true
+	assert.Equal(t, c.Ms("all_reduce", "nccl", 4096, 32e9), c.AllReduceMs(4096, true, 32e9))
+	assert.NotEqual(t, custom, c.AllReduceMs(4096, true, 32e9))
+	h, err := profiles.LookupHardware("l40s")
+	require.NoError(t, err)
+	off, why := CustomAllReduceOff(h, 4)
+	assert.True(t, off)
+	assert.Equal(t, "custom all-reduce off for 4 PCIe-only GPUs (vLLM supports it on at most two): TP all-reduces priced from NCCL's table", why)
+}

@@ -10,7 +10,7 @@ import (
 // FamilyCoverage says which shapes one operator family of a Tables holds,
 // for a person deciding whether the tables cover a deployment.
 type FamilyCoverage struct {
-	Family string   // gemm | context attention | generation attention | moe | comm | ops
+	Family string   // gemm | context attention | generation attention | moe | comm | ops | context mla | generation mla
 	Rows   int      // rows as loaded (repeated shapes count each time)
 	Dtypes []string // distinct dtypes: gemm/moe dtype, attention kv-cache dtype, comm dtype, ops dtype
 	// Groups describes the shape ranges, one line per group (a GEMM dtype,
@@ -29,6 +29,8 @@ func Describe(t *Tables) []FamilyCoverage {
 		describeMoE(t.MoE),
 		describeComm(t.Comm),
 		describeOps(t.Ops),
+		describeAttn("context mla", t.ContextMLA, 0),
+		describeAttn("generation mla", t.GenerationMLA, 1),
 	}
 }
 
@@ -82,7 +84,7 @@ func describeAttn(family string, rows []AttnRow, offset int64) FamilyCoverage {
 		attn[r.AttnDtype] = true
 	}
 	f.Dtypes = sortedKeys(kv)
-	if family == "generation attention" {
+	if strings.HasPrefix(family, "generation") {
 		conv := "step is the context length"
 		if offset != 0 {
 			conv = fmt.Sprintf("step + %d", offset)

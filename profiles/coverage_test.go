@@ -11,7 +11,8 @@ func TestDescribe(t *testing.T) {
 	a, b := compareFixture()
 	a.MoE = b.MoE
 	got := Describe(a)
-	require.Len(t, got, 6)
+	require.Len(t, got, 8)
+	assert.Equal(t, FamilyCoverage{Family: "context mla"}, got[6], "no MLA rows")
 	assert.Equal(t, FamilyCoverage{Family: "gemm", Rows: 5, Dtypes: []string{"bfloat16", "fp8"}, Groups: []string{
 		"bfloat16: 4 rows, m 1..8 (4 values), n 4096, k 4096, 1 (n,k) pairs",
 		"fp8: 1 rows, m 1, n 4096, k 4096, 1 (n,k) pairs",

@@ -10,13 +10,6 @@ import (
 	"unsafe"
 )
 
-// embeddedSystems maps a tables hardware name to its aiconfigurator system
-// folder. H100 tables were collected with vLLM 0.14.0, H200 with 0.19.0.
-var embeddedSystems = map[string]string{
-	"h100-sxm": "h100_sxm",
-	"h200-sxm": "h200_sxm",
-}
-
 // h800Notes are the stated substitutions behind DefaultTables("h800").
 var h800Notes = []string{
 	"h800: compute tables are h100-sxm's (same SM and HBM); NVLink 400 GB/s from the h800 preset",
@@ -216,8 +209,9 @@ var defaultTables = struct {
 }{byName: map[tablesKey]*tablesEntry{}}
 
 type tablesKey struct {
-	name string
-	need string // Need.key(); "" for every row
+	name    string
+	version string // vLLM version of the set (never "": the default is resolved first)
+	need    string // Need.key(); "" for every row
 }
 
 type tablesEntry struct {
@@ -226,12 +220,14 @@ type tablesEntry struct {
 	err  error
 }
 
-// DefaultTables returns the embedded operator tables for hardware (h100-sxm,
-// h200-sxm or h800; case-insensitive, "h100"/"h200" accepted). h100-sxm and
-// h200-sxm are aiconfigurator's vLLM tables (vLLM 0.14.0 and 0.19.0) with the
-// newest NCCL collection; h800 shares h100-sxm's compute tables and says so in
-// Notes. Rows of every dtype are kept; consumers filter. A run needs only
-// part of them: DefaultTablesFor loads that part.
+// DefaultTables returns the embedded operator tables for hardware
+// (KnownHardware, case-insensitive): aiconfigurator's vLLM tables of the
+// preset's default version (defaultVersions: h100-sxm 0.14.0, h200-sxm
+// 0.19.0, a100-sxm 0.14.0, the others 0.24.0) with the newest NCCL
+// collection; h800 shares h100-sxm's compute tables and says so in Notes.
+// Rows of every dtype are kept; consumers filter. A run needs only part of
+// them: DefaultTablesFor loads that part; TablesFor and TablesForNeed
+// pick another embedded vLLM version.
 //
 // Where our collector measured the hardware (MeasuredTables: h200-sxm), the
 // tables also carry its Ops rows, the elementwise operators aiconfigurator
@@ -240,7 +236,16 @@ type tablesEntry struct {
 //
 // Tables are loaded once per hardware and shared: callers must not modify them.
 func DefaultTables(hardware string) (*Tables, error) {
-	return defaultTablesFor(hardware, nil)
+	return TablesForNeed(hardware, "", nil)
+}
+
+// TablesFor returns the embedded table set of hardware for vLLM version
+// ("" = the preset's default; TableVersions lists them), every row. A
+// table the version did not collect comes from the version pickVersion
+// names, noted; a MoE expert shape its table lacks comes from another
+// embedded version that measured it (Tables.MoEFallback).
+func TablesFor(hardware, version string) (*Tables, error) {
+	return TablesForNeed(hardware, version, nil)
 }
 
 // DefaultTablesFor is DefaultTables holding only the rows need selects
@@ -250,16 +255,23 @@ func DefaultTables(hardware string) (*Tables, error) {
 // DefaultTables'. Each partition is decoded once per process and shared:
 // callers must not modify the tables.
 func DefaultTablesFor(hardware string, need Need) (*Tables, error) {
-	return defaultTablesFor(hardware, &need)
+	return TablesForNeed(hardware, "", &need)
 }
 
-func defaultTablesFor(hardware string, need *Need) (*Tables, error) {
+// TablesForNeed is TablesFor holding only the rows need selects (nil:
+// every row), as DefaultTablesFor.
+func TablesForNeed(hardware, version string, need *Need) (*Tables, error) {
 	name, ok := canonicalHardware(hardware)
 	if !ok {
 		return nil, fmt.Errorf("default tables: unknown hardware %q (allowed: %s)",
 			hardware, strings.Join(KnownHardware(), ", "))
 	}
-	key := tablesKey{name: name}
+	if version == "" {
+		_, version, _ = TableVersions(name)
+	} else if err := checkVersion(name, version); err != nil {
+		return nil, err
+	}
+	key := tablesKey{name: name, version: version}
 	if need != nil {
 		key.need = need.key()
 	}
@@ -270,13 +282,13 @@ func defaultTablesFor(hardware string, need *Need) (*Tables, error) {
 		defaultTables.byName[key] = e
 	}
 	defaultTables.mu.Unlock()
-	e.once.Do(func() { e.t, e.err = loadDefaultTables(name, need) })
+	e.once.Do(func() { e.t, e.err = loadDefaultTables(name, version, need) })
 	return e.t, e.err
 }
 
-func loadDefaultTables(name string, need *Need) (*Tables, error) {
+func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
 	if name == "h800" {
-		h100, err := defaultTablesFor("h100-sxm", need)
+		h100, err := TablesForNeed("h100-sxm", version, need)
 		if err != nil {
 			return nil, err
 		}
@@ -286,11 +298,17 @@ func loadDefaultTables(name string, need *Need) (*Tables, error) {
 		t.Notes = append(append([]string(nil), h100.Notes...), h800Notes...)
 		return &t, nil
 	}
-	system := embeddedSystems[name]
-	root := path.Join(embeddedTablesRoot, system)
-	t, err := loadAIConfigurator(embeddedTables, root, "embedded:"+root, rowsExt,
+	hw, err := LookupHardware(name)
+	if err != nil {
+		return nil, err
+	}
+	root := path.Join(embeddedTablesRoot, hw.System)
+	t, err := loadAIConfigurator(embeddedTables, root, "embedded:"+root, version, rowsExt,
 		func(f *aicFile, t *Tables, file, _ string) error { return f.rows(t, file, need) })
 	if err != nil {
+		return nil, err
+	}
+	if err := moeFromOtherVersions(t, root, version); err != nil {
 		return nil, err
 	}
 	t.Hardware = name

@@ -7,84 +7,300 @@ import _ "embed"
 // embeddedRows holds every embedded rows file by path, as strings the
 // binary keeps in its read-only data (decodeEmbedded reads them in place).
 var embeddedRows = map[string]string{
-	"data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/context_attention_perf.rows":    rows0,
-	"data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/generation_attention_perf.rows": rows1,
-	"data/aiconfigurator/h100_sxm/comm/nccl/2.23/nccl_perf.rows":                        rows2,
-	"data/aiconfigurator/h100_sxm/comm/nccl/2.27.3/nccl_perf.rows":                      rows3,
-	"data/aiconfigurator/h100_sxm/comm/nccl/2.29.2/nccl_perf.rows":                      rows4,
-	"data/aiconfigurator/h100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows":          rows5,
-	"data/aiconfigurator/h100_sxm/gemm/vllm/0.14.0/gemm_perf.rows":                      rows6,
-	"data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/context_mla_perf.rows":                rows7,
-	"data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/generation_mla_perf.rows":             rows8,
-	"data/aiconfigurator/h100_sxm/moe/vllm/0.14.0/moe_perf.rows":                        rows9,
-	"data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/context_attention_perf.rows":    rows10,
-	"data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/generation_attention_perf.rows": rows11,
-	"data/aiconfigurator/h200_sxm/comm/nccl/2.23/nccl_perf.rows":                        rows12,
-	"data/aiconfigurator/h200_sxm/comm/nccl/2.26.2/nccl_perf.rows":                      rows13,
-	"data/aiconfigurator/h200_sxm/comm/nccl/2.29.2/nccl_perf.rows":                      rows14,
-	"data/aiconfigurator/h200_sxm/comm/vllm/0.19.0/custom_allreduce_perf.rows":          rows15,
-	"data/aiconfigurator/h200_sxm/gemm/vllm/0.19.0/gemm_perf.rows":                      rows16,
-	"data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/context_mla_perf.rows":                rows17,
-	"data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/generation_mla_perf.rows":             rows18,
-	"data/aiconfigurator/h200_sxm/moe/vllm/0.19.0/moe_perf.rows":                        rows19,
+	"data/aiconfigurator/a100_sxm/attention/vllm/0.14.0/context_attention_perf.rows":               rows0,
+	"data/aiconfigurator/a100_sxm/attention/vllm/0.14.0/generation_attention_perf.rows":            rows1,
+	"data/aiconfigurator/a100_sxm/comm/nccl/2.27.3/nccl_perf.rows":                                 rows2,
+	"data/aiconfigurator/a100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows":                     rows3,
+	"data/aiconfigurator/a100_sxm/gemm/vllm/0.14.0/gemm_perf.rows":                                 rows4,
+	"data/aiconfigurator/a100_sxm/mla/vllm/0.14.0/context_mla_perf.rows":                           rows5,
+	"data/aiconfigurator/a100_sxm/mla/vllm/0.14.0/generation_mla_perf.rows":                        rows6,
+	"data/aiconfigurator/a100_sxm/moe/vllm/0.14.0/moe_perf.rows":                                   rows7,
+	"data/aiconfigurator/b200_sxm/attention/vllm/0.24.0/context_attention_perf.rows":               rows8,
+	"data/aiconfigurator/b200_sxm/attention/vllm/0.24.0/generation_attention_perf.rows":            rows9,
+	"data/aiconfigurator/b200_sxm/comm/nccl/2.29.2/nccl_perf.rows":                                 rows10,
+	"data/aiconfigurator/b200_sxm/comm/vllm/0.24.0/custom_allreduce_perf.rows":                     rows11,
+	"data/aiconfigurator/b200_sxm/gemm/vllm/0.24.0/gemm_perf.rows":                                 rows12,
+	"data/aiconfigurator/b200_sxm/moe/vllm/0.24.0/moe_perf.rows":                                   rows13,
+	"data/aiconfigurator/gb200/attention/vllm/0.24.0/context_attention_perf.rows":                  rows14,
+	"data/aiconfigurator/gb200/attention/vllm/0.24.0/generation_attention_perf.rows":               rows15,
+	"data/aiconfigurator/gb200/comm/nccl/2.29.2/nccl_perf.rows":                                    rows16,
+	"data/aiconfigurator/gb200/comm/vllm/0.24.0/custom_allreduce_perf.rows":                        rows17,
+	"data/aiconfigurator/gb200/gemm/vllm/0.24.0/gemm_perf.rows":                                    rows18,
+	"data/aiconfigurator/gb200/moe/vllm/0.24.0/moe_perf.rows":                                      rows19,
+	"data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/context_attention_perf.rows":               rows20,
+	"data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/generation_attention_perf.rows":            rows21,
+	"data/aiconfigurator/h100_sxm/attention/vllm/0.19.0/context_attention_perf.rows":               rows22,
+	"data/aiconfigurator/h100_sxm/attention/vllm/0.19.0/generation_attention_perf.rows":            rows23,
+	"data/aiconfigurator/h100_sxm/attention/vllm/0.24.0/context_attention_perf.rows":               rows24,
+	"data/aiconfigurator/h100_sxm/attention/vllm/0.24.0/generation_attention_perf.rows":            rows25,
+	"data/aiconfigurator/h100_sxm/comm/nccl/2.23/nccl_perf.rows":                                   rows26,
+	"data/aiconfigurator/h100_sxm/comm/nccl/2.27.3/nccl_perf.rows":                                 rows27,
+	"data/aiconfigurator/h100_sxm/comm/nccl/2.29.2/nccl_perf.rows":                                 rows28,
+	"data/aiconfigurator/h100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows":                     rows29,
+	"data/aiconfigurator/h100_sxm/comm/vllm/0.19.0/custom_allreduce_perf.rows":                     rows30,
+	"data/aiconfigurator/h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.rows":                     rows31,
+	"data/aiconfigurator/h100_sxm/gemm/vllm/0.14.0/gemm_perf.rows":                                 rows32,
+	"data/aiconfigurator/h100_sxm/gemm/vllm/0.19.0/gemm_perf.rows":                                 rows33,
+	"data/aiconfigurator/h100_sxm/gemm/vllm/0.24.0/gemm_perf.rows":                                 rows34,
+	"data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/context_mla_perf.rows":                           rows35,
+	"data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/generation_mla_perf.rows":                        rows36,
+	"data/aiconfigurator/h100_sxm/moe/vllm/0.14.0/moe_perf.rows":                                   rows37,
+	"data/aiconfigurator/h100_sxm/moe/vllm/0.19.0/moe_perf.rows":                                   rows38,
+	"data/aiconfigurator/h100_sxm/moe/vllm/0.24.0/moe_perf.rows":                                   rows39,
+	"data/aiconfigurator/h200_sxm/attention/vllm/0.14.0/context_attention_perf.rows":               rows40,
+	"data/aiconfigurator/h200_sxm/attention/vllm/0.14.0/generation_attention_perf.rows":            rows41,
+	"data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/context_attention_perf.rows":               rows42,
+	"data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/generation_attention_perf.rows":            rows43,
+	"data/aiconfigurator/h200_sxm/attention/vllm/0.24.0/context_attention_perf.rows":               rows44,
+	"data/aiconfigurator/h200_sxm/attention/vllm/0.24.0/generation_attention_perf.rows":            rows45,
+	"data/aiconfigurator/h200_sxm/comm/nccl/2.23/nccl_perf.rows":                                   rows46,
+	"data/aiconfigurator/h200_sxm/comm/nccl/2.26.2/nccl_perf.rows":                                 rows47,
+	"data/aiconfigurator/h200_sxm/comm/nccl/2.29.2/nccl_perf.rows":                                 rows48,
+	"data/aiconfigurator/h200_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows":                     rows49,
+	"data/aiconfigurator/h200_sxm/comm/vllm/0.19.0/custom_allreduce_perf.rows":                     rows50,
+	"data/aiconfigurator/h200_sxm/comm/vllm/0.24.0/custom_allreduce_perf.rows":                     rows51,
+	"data/aiconfigurator/h200_sxm/gemm/vllm/0.14.0/gemm_perf.rows":                                 rows52,
+	"data/aiconfigurator/h200_sxm/gemm/vllm/0.19.0/gemm_perf.rows":                                 rows53,
+	"data/aiconfigurator/h200_sxm/gemm/vllm/0.24.0/gemm_perf.rows":                                 rows54,
+	"data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/context_mla_perf.rows":                           rows55,
+	"data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/generation_mla_perf.rows":                        rows56,
+	"data/aiconfigurator/h200_sxm/moe/vllm/0.14.0/moe_perf.rows":                                   rows57,
+	"data/aiconfigurator/h200_sxm/moe/vllm/0.19.0/moe_perf.rows":                                   rows58,
+	"data/aiconfigurator/h200_sxm/moe/vllm/0.24.0/moe_perf.rows":                                   rows59,
+	"data/aiconfigurator/l40s/attention/vllm/0.24.0/context_attention_perf.rows":                   rows60,
+	"data/aiconfigurator/l40s/attention/vllm/0.24.0/generation_attention_perf.rows":                rows61,
+	"data/aiconfigurator/l40s/comm/nccl/2.27.3/nccl_perf.rows":                                     rows62,
+	"data/aiconfigurator/l40s/comm/vllm/0.22.0/custom_allreduce_perf.rows":                         rows63,
+	"data/aiconfigurator/l40s/gemm/vllm/0.24.0/gemm_perf.rows":                                     rows64,
+	"data/aiconfigurator/l40s/mla/vllm/0.14.0/context_mla_perf.rows":                               rows65,
+	"data/aiconfigurator/l40s/mla/vllm/0.14.0/generation_mla_perf.rows":                            rows66,
+	"data/aiconfigurator/l40s/moe/vllm/0.24.0/moe_perf.rows":                                       rows67,
+	"data/aiconfigurator/rtx_pro_6000_server/attention/vllm/0.24.0/context_attention_perf.rows":    rows68,
+	"data/aiconfigurator/rtx_pro_6000_server/attention/vllm/0.24.0/generation_attention_perf.rows": rows69,
+	"data/aiconfigurator/rtx_pro_6000_server/comm/nccl/2.29.2/nccl_perf.rows":                      rows70,
+	"data/aiconfigurator/rtx_pro_6000_server/comm/vllm/0.24.0/custom_allreduce_perf.rows":          rows71,
+	"data/aiconfigurator/rtx_pro_6000_server/gemm/vllm/0.24.0/gemm_perf.rows":                      rows72,
+	"data/aiconfigurator/rtx_pro_6000_server/moe/vllm/0.24.0/moe_perf.rows":                        rows73,
 }
 
-//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/context_attention_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/attention/vllm/0.14.0/context_attention_perf.rows
 var rows0 string
 
-//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/generation_attention_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/attention/vllm/0.14.0/generation_attention_perf.rows
 var rows1 string
 
-//go:embed data/aiconfigurator/h100_sxm/comm/nccl/2.23/nccl_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/comm/nccl/2.27.3/nccl_perf.rows
 var rows2 string
 
-//go:embed data/aiconfigurator/h100_sxm/comm/nccl/2.27.3/nccl_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows
 var rows3 string
 
-//go:embed data/aiconfigurator/h100_sxm/comm/nccl/2.29.2/nccl_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/gemm/vllm/0.14.0/gemm_perf.rows
 var rows4 string
 
-//go:embed data/aiconfigurator/h100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/mla/vllm/0.14.0/context_mla_perf.rows
 var rows5 string
 
-//go:embed data/aiconfigurator/h100_sxm/gemm/vllm/0.14.0/gemm_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/mla/vllm/0.14.0/generation_mla_perf.rows
 var rows6 string
 
-//go:embed data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/context_mla_perf.rows
+//go:embed data/aiconfigurator/a100_sxm/moe/vllm/0.14.0/moe_perf.rows
 var rows7 string
 
-//go:embed data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/generation_mla_perf.rows
+//go:embed data/aiconfigurator/b200_sxm/attention/vllm/0.24.0/context_attention_perf.rows
 var rows8 string
 
-//go:embed data/aiconfigurator/h100_sxm/moe/vllm/0.14.0/moe_perf.rows
+//go:embed data/aiconfigurator/b200_sxm/attention/vllm/0.24.0/generation_attention_perf.rows
 var rows9 string
 
-//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/context_attention_perf.rows
+//go:embed data/aiconfigurator/b200_sxm/comm/nccl/2.29.2/nccl_perf.rows
 var rows10 string
 
-//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/generation_attention_perf.rows
+//go:embed data/aiconfigurator/b200_sxm/comm/vllm/0.24.0/custom_allreduce_perf.rows
 var rows11 string
 
-//go:embed data/aiconfigurator/h200_sxm/comm/nccl/2.23/nccl_perf.rows
+//go:embed data/aiconfigurator/b200_sxm/gemm/vllm/0.24.0/gemm_perf.rows
 var rows12 string
 
-//go:embed data/aiconfigurator/h200_sxm/comm/nccl/2.26.2/nccl_perf.rows
+//go:embed data/aiconfigurator/b200_sxm/moe/vllm/0.24.0/moe_perf.rows
 var rows13 string
 
-//go:embed data/aiconfigurator/h200_sxm/comm/nccl/2.29.2/nccl_perf.rows
+//go:embed data/aiconfigurator/gb200/attention/vllm/0.24.0/context_attention_perf.rows
 var rows14 string
 
-//go:embed data/aiconfigurator/h200_sxm/comm/vllm/0.19.0/custom_allreduce_perf.rows
+//go:embed data/aiconfigurator/gb200/attention/vllm/0.24.0/generation_attention_perf.rows
 var rows15 string
 
-//go:embed data/aiconfigurator/h200_sxm/gemm/vllm/0.19.0/gemm_perf.rows
+//go:embed data/aiconfigurator/gb200/comm/nccl/2.29.2/nccl_perf.rows
 var rows16 string
 
-//go:embed data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/context_mla_perf.rows
+//go:embed data/aiconfigurator/gb200/comm/vllm/0.24.0/custom_allreduce_perf.rows
 var rows17 string
 
-//go:embed data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/generation_mla_perf.rows
+//go:embed data/aiconfigurator/gb200/gemm/vllm/0.24.0/gemm_perf.rows
 var rows18 string
 
-//go:embed data/aiconfigurator/h200_sxm/moe/vllm/0.19.0/moe_perf.rows
+//go:embed data/aiconfigurator/gb200/moe/vllm/0.24.0/moe_perf.rows
 var rows19 string
+
+//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/context_attention_perf.rows
+var rows20 string
+
+//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.14.0/generation_attention_perf.rows
+var rows21 string
+
+//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.19.0/context_attention_perf.rows
+var rows22 string
+
+//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.19.0/generation_attention_perf.rows
+var rows23 string
+
+//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.24.0/context_attention_perf.rows
+var rows24 string
+
+//go:embed data/aiconfigurator/h100_sxm/attention/vllm/0.24.0/generation_attention_perf.rows
+var rows25 string
+
+//go:embed data/aiconfigurator/h100_sxm/comm/nccl/2.23/nccl_perf.rows
+var rows26 string
+
+//go:embed data/aiconfigurator/h100_sxm/comm/nccl/2.27.3/nccl_perf.rows
+var rows27 string
+
+//go:embed data/aiconfigurator/h100_sxm/comm/nccl/2.29.2/nccl_perf.rows
+var rows28 string
+
+//go:embed data/aiconfigurator/h100_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows
+var rows29 string
+
+//go:embed data/aiconfigurator/h100_sxm/comm/vllm/0.19.0/custom_allreduce_perf.rows
+var rows30 string
+
+//go:embed data/aiconfigurator/h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.rows
+var rows31 string
+
+//go:embed data/aiconfigurator/h100_sxm/gemm/vllm/0.14.0/gemm_perf.rows
+var rows32 string
+
+//go:embed data/aiconfigurator/h100_sxm/gemm/vllm/0.19.0/gemm_perf.rows
+var rows33 string
+
+//go:embed data/aiconfigurator/h100_sxm/gemm/vllm/0.24.0/gemm_perf.rows
+var rows34 string
+
+//go:embed data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/context_mla_perf.rows
+var rows35 string
+
+//go:embed data/aiconfigurator/h100_sxm/mla/vllm/0.14.0/generation_mla_perf.rows
+var rows36 string
+
+//go:embed data/aiconfigurator/h100_sxm/moe/vllm/0.14.0/moe_perf.rows
+var rows37 string
+
+//go:embed data/aiconfigurator/h100_sxm/moe/vllm/0.19.0/moe_perf.rows
+var rows38 string
+
+//go:embed data/aiconfigurator/h100_sxm/moe/vllm/0.24.0/moe_perf.rows
+var rows39 string
+
+//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.14.0/context_attention_perf.rows
+var rows40 string
+
+//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.14.0/generation_attention_perf.rows
+var rows41 string
+
+//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/context_attention_perf.rows
+var rows42 string
+
+//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.19.0/generation_attention_perf.rows
+var rows43 string
+
+//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.24.0/context_attention_perf.rows
+var rows44 string
+
+//go:embed data/aiconfigurator/h200_sxm/attention/vllm/0.24.0/generation_attention_perf.rows
+var rows45 string
+
+//go:embed data/aiconfigurator/h200_sxm/comm/nccl/2.23/nccl_perf.rows
+var rows46 string
+
+//go:embed data/aiconfigurator/h200_sxm/comm/nccl/2.26.2/nccl_perf.rows
+var rows47 string
+
+//go:embed data/aiconfigurator/h200_sxm/comm/nccl/2.29.2/nccl_perf.rows
+var rows48 string
+
+//go:embed data/aiconfigurator/h200_sxm/comm/vllm/0.14.0/custom_allreduce_perf.rows
+var rows49 string
+
+//go:embed data/aiconfigurator/h200_sxm/comm/vllm/0.19.0/custom_allreduce_perf.rows
+var rows50 string
+
+//go:embed data/aiconfigurator/h200_sxm/comm/vllm/0.24.0/custom_allreduce_perf.rows
+var rows51 string
+
+//go:embed data/aiconfigurator/h200_sxm/gemm/vllm/0.14.0/gemm_perf.rows
+var rows52 string
+
+//go:embed data/aiconfigurator/h200_sxm/gemm/vllm/0.19.0/gemm_perf.rows
+var rows53 string
+
+//go:embed data/aiconfigurator/h200_sxm/gemm/vllm/0.24.0/gemm_perf.rows
+var rows54 string
+
+//go:embed data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/context_mla_perf.rows
+var rows55 string
+
+//go:embed data/aiconfigurator/h200_sxm/mla/vllm/0.14.0/generation_mla_perf.rows
+var rows56 string
+
+//go:embed data/aiconfigurator/h200_sxm/moe/vllm/0.14.0/moe_perf.rows
+var rows57 string
+
+//go:embed data/aiconfigurator/h200_sxm/moe/vllm/0.19.0/moe_perf.rows
+var rows58 string
+
+//go:embed data/aiconfigurator/h200_sxm/moe/vllm/0.24.0/moe_perf.rows
+var rows59 string
+
+//go:embed data/aiconfigurator/l40s/attention/vllm/0.24.0/context_attention_perf.rows
+var rows60 string
+
+//go:embed data/aiconfigurator/l40s/attention/vllm/0.24.0/generation_attention_perf.rows
+var rows61 string
+
+//go:embed data/aiconfigurator/l40s/comm/nccl/2.27.3/nccl_perf.rows
+var rows62 string
+
+//go:embed data/aiconfigurator/l40s/comm/vllm/0.22.0/custom_allreduce_perf.rows
+var rows63 string
+
+//go:embed data/aiconfigurator/l40s/gemm/vllm/0.24.0/gemm_perf.rows
+var rows64 string
+
+//go:embed data/aiconfigurator/l40s/mla/vllm/0.14.0/context_mla_perf.rows
+var rows65 string
+
+//go:embed data/aiconfigurator/l40s/mla/vllm/0.14.0/generation_mla_perf.rows
+var rows66 string
+
+//go:embed data/aiconfigurator/l40s/moe/vllm/0.24.0/moe_perf.rows
+var rows67 string
+
+//go:embed data/aiconfigurator/rtx_pro_6000_server/attention/vllm/0.24.0/context_attention_perf.rows
+var rows68 string
+
+//go:embed data/aiconfigurator/rtx_pro_6000_server/attention/vllm/0.24.0/generation_attention_perf.rows
+var rows69 string
+
+//go:embed data/aiconfigurator/rtx_pro_6000_server/comm/nccl/2.29.2/nccl_perf.rows
+var rows70 string
+
+//go:embed data/aiconfigurator/rtx_pro_6000_server/comm/vllm/0.24.0/custom_allreduce_perf.rows
+var rows71 string
+
+//go:embed data/aiconfigurator/rtx_pro_6000_server/gemm/vllm/0.24.0/gemm_perf.rows
+var rows72 string
+
+//go:embed data/aiconfigurator/rtx_pro_6000_server/moe/vllm/0.24.0/moe_perf.rows
+var rows73 string

@@ -72,8 +72,11 @@ type OpRow struct {
 
 // Tables is every operator table of one machine, as loaded.
 type Tables struct {
-	Hardware       string // hardware name the tables were measured on, e.g. h100-sxm
-	Source         string // where they came from (embedded path or directory)
+	Hardware string // hardware name the tables were measured on, e.g. h100-sxm
+	Source   string // where they came from (embedded path or directory)
+	// Version is the vLLM version of an aiconfigurator table set ("" when
+	// each table's newest version was read, or for the collector's tables).
+	Version        string
 	Gemm           []GemmRow
 	ContextAttn    []AttnRow
 	GenerationAttn []AttnRow
@@ -95,6 +98,10 @@ type Tables struct {
 	// itself (profiles/collect/README.md), so 0. Context attention's Step
 	// (the cached prefix) needs no offset.
 	DecodeContextOffset int64
+	// MoEFallback, when set (embedded sets), returns the MoE rows of an
+	// expert shape MoE lacks from another vLLM version of the same GPU,
+	// and that version ("" and no rows when none measured it).
+	MoEFallback func(dtype string, hidden, inter, topk, experts int64) ([]MoERow, string, error)
 	// Notes records stated substitutions made while loading (for example
 	// "h800 uses h100-sxm compute tables"). Printed once by the CLI.
 	Notes []string

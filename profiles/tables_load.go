@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -27,7 +26,12 @@ import (
 // Schemas and units are in profiles/README.md. A missing table file gives an
 // empty table; a directory with no table file at all is an error. Tables.Hardware
 // is meta.yaml's hardware key, else (aiconfigurator layout) the folder's name.
-func LoadTables(dir string) (*Tables, error) {
+func LoadTables(dir string) (*Tables, error) { return LoadTablesVersion(dir, "") }
+
+// LoadTablesVersion is LoadTables reading an aiconfigurator folder's
+// version folders for vLLM version (pickVersion's rules; "" = the newest
+// of each table). The flat layout has no versions: version must be "".
+func LoadTablesVersion(dir, version string) (*Tables, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load tables: %w", err)
@@ -38,12 +42,15 @@ func LoadTables(dir string) (*Tables, error) {
 	fsys := os.DirFS(dir)
 	var t *Tables
 	if isAIConfiguratorLayout(fsys) {
-		t, err = loadAIConfigurator(fsys, ".", dir, ".parquet", readParquet(fsys))
+		t, err = loadAIConfigurator(fsys, ".", dir, version, ".parquet", readParquet(fsys))
 		if err == nil && t.Hardware == "" {
 			abs, _ := filepath.Abs(dir)
 			t.Hardware = strings.ReplaceAll(filepath.Base(abs), "_", "-")
 		}
 	} else {
+		if version != "" {
+			return nil, fmt.Errorf("load tables %s: a vLLM version (%s) applies to aiconfigurator's layout, not the collector's flat tables", dir, version)
+		}
 		t, err = loadFlat(fsys, dir)
 	}
 	if err != nil {
@@ -63,17 +70,25 @@ func isAIConfiguratorLayout(fsys fs.FS) bool {
 
 // loadAIConfigurator reads one aiconfigurator system folder (root inside fsys).
 // display replaces root in error messages and Source. Each table file is
-// <family>/<framework>/<version>/<name><ext> in the newest version folder
-// holding it; read decodes one into t (it may keep only part of its rows:
-// see DefaultTablesFor).
-func loadAIConfigurator(fsys fs.FS, root, display, ext string, read func(f *aicFile, t *Tables, path, show string) error) (*Tables, error) {
-	t := &Tables{}
+// <family>/<framework>/<version>/<name><ext> in the version folder
+// pickVersion chooses for vLLM version want ("" = the newest holding it;
+// NCCL's own versions: always the newest); read decodes one into t (it
+// may keep only part of its rows: see DefaultTablesFor).
+func loadAIConfigurator(fsys fs.FS, root, display, want, ext string, read func(f *aicFile, t *Tables, path, show string) error) (*Tables, error) {
+	t := &Tables{Version: want}
 	var versions []string
 	found := 0
 	for i := range aicFiles {
 		f := &aicFiles[i]
 		dir := path.Join(root, f.family, f.framework)
-		ver, err := newestVersionWith(fsys, dir, f.name+ext)
+		w := want
+		if f.framework != "vllm" {
+			w = ""
+		}
+		ver, why, err := pickVersion(fsys, dir, f.name+ext, w)
+		if why != "" {
+			t.Notes = append(t.Notes, why)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("load tables %s: %w", path.Join(display, f.family, f.framework), err)
 		}
@@ -109,32 +124,6 @@ func readParquet(fsys fs.FS) func(f *aicFile, t *Tables, name, show string) erro
 		}
 		return f.parquet(t, show, data)
 	}
-}
-
-// newestVersionWith returns the highest version-named subfolder of dir that
-// holds file ("" when none does): a version folder that only declares reuse
-// of another (reuse.yaml) or lacks this table falls through to the next.
-func newestVersionWith(fsys fs.FS, dir, file string) (string, error) {
-	entries, err := fs.ReadDir(fsys, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	var vers []string
-	for _, e := range entries {
-		if e.IsDir() {
-			vers = append(vers, e.Name())
-		}
-	}
-	sort.Slice(vers, func(i, j int) bool { return versionLess(vers[j], vers[i]) })
-	for _, v := range vers {
-		if _, err := fs.Stat(fsys, path.Join(dir, v, file)); err == nil {
-			return v, nil
-		}
-	}
-	return "", nil
 }
 
 // versionLess orders dotted versions numerically; non-numeric parts compare as text.

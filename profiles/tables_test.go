@@ -117,19 +117,28 @@ func TestDefaultTablesSharedAndNoted(t *testing.T) {
 }
 
 func TestDefaultTablesUnknownHardware(t *testing.T) {
-	_, err := DefaultTables("a100")
+	_, err := DefaultTables("v100")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `unknown hardware "a100"`)
-	assert.Contains(t, err.Error(), "h100-sxm, h200-sxm, h800")
+	assert.Contains(t, err.Error(), `unknown hardware "v100"`)
+	assert.Contains(t, err.Error(), "a100-sxm, b200-sxm, gb200, h100-sxm, h200-sxm, h800, l40s, rtx-pro-6000")
 }
 
+// An aiconfigurator folder on disk: the newest version of each table, or
+// the version asked for (pickVersion's rules).
 func TestLoadTablesAIConfiguratorLayout(t *testing.T) {
-	tb, err := LoadTables(filepath.Join("data", "aiconfigurator", "h100_sxm"))
+	dir := filepath.Join("data", "aiconfigurator", "h100_sxm")
+	tb, err := LoadTablesVersion(dir, "0.14.0")
 	require.NoError(t, err)
 	assert.Equal(t, "h100-sxm", tb.Hardware, "named after the folder")
 	assert.Len(t, tb.Gemm, 26040)
 	assert.Len(t, tb.Comm, 642)
 	assert.Contains(t, tb.Source, "comm nccl 2.29.2")
+	newest, err := LoadTables(dir)
+	require.NoError(t, err)
+	assert.Len(t, newest.Gemm, 107188, "vLLM 0.24.0's gemm_perf")
+	assert.Contains(t, newest.Source, "gemm vllm 0.24.0")
+	_, err = LoadTablesVersion(t.TempDir(), "0.14.0")
+	assert.Error(t, err)
 }
 
 func sampleTables() *Tables {

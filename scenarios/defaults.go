@@ -7,11 +7,9 @@ import (
 )
 
 // Defaults of `vllm serve` (vLLM EngineArgs) used for omitted deployment keys.
-// The batch defaults are vLLM's for a GPU with ≥ 70 GiB that is not an A100
-// (H100, H200, H800) under `vllm serve` (VLLM.md, Scheduling).
+// The batch defaults (max_num_seqs, max_num_batched_tokens) depend on the
+// GPU: profiles.Hardware.ServeBatchDefaults.
 const (
-	DefaultMaxNumSeqs           = 1024
-	DefaultMaxNumBatchedTokens  = 8192
 	DefaultGPUMemoryUtilization = 0.9
 	DefaultBlockSize            = 16
 )

@@ -32,6 +32,12 @@ type Scenario struct {
 	// an external router (added; nil = one).
 	Replicas *Replicas `yaml:"replicas"`
 
+	// VLLMVersion picks the vLLM version of the operator tables
+	// (`frontier hardware` lists the embedded ones per GPU); "" = the
+	// hardware's default set. With profiles, the version folders of that
+	// aiconfigurator folder.
+	VLLMVersion string `yaml:"vllm_version"`
+
 	Deployment     *Deployment     `yaml:"deployment"`
 	Disaggregation *Disaggregation `yaml:"disaggregation"`
 	Workload       Workload        `yaml:"workload"`

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 )
+
+// versionPattern is a dotted version number (vllm_version).
+var versionPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
 
 // Datasets are the workload.dataset values.
 var Datasets = []string{"random", "shared_prefix", "trace", "sessions", "lengths"}
@@ -21,6 +25,9 @@ var Dtypes = []string{"auto", "bfloat16", "float16", "half"}
 func (s *Scenario) Validate() error {
 	if s.Hardware == "" {
 		return errors.New("hardware: required (h100-sxm | h200-sxm | h800)")
+	}
+	if s.VLLMVersion != "" && !versionPattern.MatchString(s.VLLMVersion) {
+		return fmt.Errorf("vllm_version: must be a vLLM version such as 0.24.0, got %q", s.VLLMVersion)
 	}
 	if s.Predictor != "" && s.Predictor != "interp" && s.Predictor != "regression" {
 		return fmt.Errorf("predictor: must be interp or regression, got %q", s.Predictor)

@@ -192,8 +192,8 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	var top *profiles.Tables
 	if sc.Profiles != nil && *sc.Profiles != "" {
 		// A table folder overrides the families it holds; the rest stay
-		// the hardware's defaults.
-		if top, err = profiles.LoadTables(sc.Resolve(*sc.Profiles)); err != nil {
+		// the hardware's defaults (of the same vLLM version when embedded).
+		if top, err = profiles.LoadTablesVersion(sc.Resolve(*sc.Profiles), sc.VLLMVersion); err != nil {
 			return nil, fmt.Errorf("profiles: %w", err)
 		}
 	}
@@ -208,8 +208,12 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	if m.NumLayers < out.PP {
 		return nil, fmt.Errorf("%s.pipeline_parallel_size: %d stages for %d layers", path, out.PP, m.NumLayers)
 	}
+	if err := checkEngineSpan(out.Hardware, tp*out.PP, path); err != nil {
+		return nil, err
+	}
 	if g := tp * out.PP; g > out.Hardware.GPUsPerNode {
-		return nil, fmt.Errorf("%s: tensor_parallel_size × pipeline_parallel_size = %d GPUs, but one %s node has %d: vLLM would need a multi-node launch (--nnodes) with its collectives over the inter-node network, which Frontier does not price; use at most %d GPUs per engine and data_parallel_size for more", path, g, out.Hardware.Name, out.Hardware.GPUsPerNode, out.Hardware.GPUsPerNode)
+		st.Notes = append(st.Notes, fmt.Sprintf("%s: %d GPUs span %d %s nodes of %d GPUs in one NVLink domain (vLLM launched with --nnodes): collectives run over NVLink with NCCL (vLLM's custom all-reduce works within a node only)",
+			path, g, (g+out.Hardware.GPUsPerNode-1)/out.Hardware.GPUsPerNode, out.Hardware.Name, out.Hardware.GPUsPerNode))
 	}
 	if d.EnableExpertParallel && !m.IsMoE() {
 		return nil, fmt.Errorf("%s.enable_expert_parallel: %s has no experts", path, m.ID)
@@ -237,10 +241,10 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	}
 	out.Weights = m.DescribeWeights(modelDtype(d.Dtype, m))
 	pred := predictor.Config{Model: m, TP: tp, PP: out.PP, Dtype: dtype, KVDtype: kv}
-	if out.Tables, err = defaultTables(out.Hardware, top, &pred, sc.Predictor); err != nil {
+	if out.Tables, err = defaultTables(out.Hardware, sc.VLLMVersion, top, &pred, sc.Predictor); err != nil {
 		return nil, err
 	}
-	st.Notes = slices.Insert(st.Notes, tableNotes, out.Tables.Notes...)
+	st.Notes = slices.Insert(st.Notes, tableNotes, keepTableNotes(out.Tables.Notes, m, tp)...)
 	eng := engine.Config{
 		MaxNumSeqs: d.MaxNumSeqs, MaxNumBatchedTokens: d.MaxNumBatchedTokens, MaxModelLen: d.MaxModelLen,
 		LongPrefillTokenThreshold: d.LongPrefillTokenThreshold, BlockSize: d.BlockSize,
@@ -249,11 +253,12 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	if out.SchedulingPolicy, eng.Policy, err = schedulingPolicy(d, path); err != nil {
 		return nil, err
 	}
+	defTokens, defSeqs := out.Hardware.ServeBatchDefaults() // vllm serve's, by GPU
 	if eng.MaxNumSeqs == 0 {
-		eng.MaxNumSeqs = scenarios.DefaultMaxNumSeqs
+		eng.MaxNumSeqs = defSeqs
 	}
 	if eng.MaxNumBatchedTokens == 0 {
-		eng.MaxNumBatchedTokens = scenarios.DefaultMaxNumBatchedTokens
+		eng.MaxNumBatchedTokens = defTokens
 	}
 	if eng.MaxModelLen, err = maxModelLen(m, eng.MaxModelLen, path); err != nil {
 		return nil, err
@@ -273,7 +278,7 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		// Refused from the rows it needs: refuse from every row, so the
 		// reason names all the tables hold (and, were TablesNeed short
 		// of a row New reads, the deployment is priced from every row).
-		if out.Tables, err = defaultTables(out.Hardware, top, nil, sc.Predictor); err != nil {
+		if out.Tables, err = defaultTables(out.Hardware, sc.VLLMVersion, top, nil, sc.Predictor); err != nil {
 			return nil, err
 		}
 		out.Pred.Tables = out.Tables
@@ -323,19 +328,26 @@ func maxModelLen(m profiles.ModelSpec, user int, path string) (int, error) {
 	return user, nil
 }
 
-// defaultTables is the hardware's embedded tables under the --profile-dir
+// defaultTables is the hardware's embedded tables of vLLM version ("" =
+// the hardware's default set; profiles.TablesFor) under the --profile-dir
 // tables top (nil: none), as the scenario's predictor prices from them
 // (regression: RegressionTables): only the rows a predictor for cfg reads
 // (predictor.TablesNeed), or every row when cfg is nil. The regression
 // fits each series on its own, so it fits the rows it keeps as it would
 // among every row.
-func defaultTables(hw profiles.Hardware, top *profiles.Tables, cfg *predictor.Config, kind string) (*profiles.Tables, error) {
-	var t *profiles.Tables
-	var err error
+func defaultTables(hw profiles.Hardware, version string, top *profiles.Tables, cfg *predictor.Config, kind string) (*profiles.Tables, error) {
+	var need *profiles.Need
 	if cfg != nil {
-		t, err = profiles.DefaultTablesFor(hw.Name, predictor.TablesNeed(*cfg))
-	} else {
-		t, err = profiles.DefaultTables(hw.Name)
+		n := predictor.TablesNeed(*cfg)
+		need = &n
+	}
+	t, err := profiles.TablesForNeed(hw.Name, version, need)
+	if err != nil && version != "" && top != nil {
+		// The folder may hold a version the binary does not embed.
+		t, err = profiles.TablesForNeed(hw.Name, "", need)
+	}
+	if err != nil && version != "" {
+		return nil, fmt.Errorf("vllm_version: %w", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("profiles: %w", err)
@@ -349,6 +361,42 @@ func defaultTables(hw profiles.Hardware, top *profiles.Tables, cfg *predictor.Co
 		}
 	}
 	return t, nil
+}
+
+// checkEngineSpan refuses an engine (TP × PP GPUs) larger than one NVLink
+// domain, or than one node where the GPUs have no NVLink: vLLM would need
+// a multi-node launch with TP or PP collectives over the network, which
+// Frontier does not price.
+func checkEngineSpan(hw profiles.Hardware, gpus int, path string) error {
+	limit := hw.MaxEngineGPUs()
+	if gpus <= limit {
+		return nil
+	}
+	where := fmt.Sprintf("one %s node has %d (one NVLink domain)", hw.Name, hw.GPUsPerNode)
+	switch {
+	case hw.NVLinkDomain > hw.GPUsPerNode:
+		where = fmt.Sprintf("one %s NVLink domain has %d (%d per node)", hw.Name, hw.NVLinkDomain, hw.GPUsPerNode)
+	case hw.NVLinkDomain == 0:
+		where = fmt.Sprintf("one %s node has %d (PCIe, no NVLink)", hw.Name, hw.GPUsPerNode)
+	}
+	return fmt.Errorf("%s: tensor_parallel_size × pipeline_parallel_size = %d GPUs, but %s: vLLM would need a multi-node launch (--nnodes) with its collectives over the inter-node network, which Frontier does not price; use at most %d GPUs per engine and data_parallel_size for more",
+		path, gpus, where, limit)
+}
+
+// keepTableNotes drops the table-version substitutions of families the
+// deployment does not price from (MLA tables for other models, the custom
+// all-reduce at TP 1).
+func keepTableNotes(notes []string, m profiles.ModelSpec, tp int) []string {
+	var out []string
+	for _, n := range notes {
+		mla := strings.HasPrefix(n, "context_mla_perf:") || strings.HasPrefix(n, "generation_mla_perf:")
+		ar := strings.HasPrefix(n, "custom_allreduce_perf:")
+		if (mla && !m.IsMLA()) || (ar && tp == 1) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // resolveModel treats a model that names an existing relative path as

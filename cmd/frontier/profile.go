@@ -33,8 +33,8 @@ profiles/collect (see profiles/collect/README.md) and point
 
 func newProfileShowCmd() *cobra.Command {
 	var (
-		hardware, dir string
-		measured      bool
+		hardware, dir, version string
+		measured               bool
 	)
 	cmd := &cobra.Command{
 		Use:   "show",
@@ -50,12 +50,20 @@ then ignored).`,
 			switch {
 			case measured && dir != "":
 				return bad(fmt.Errorf("--measured and --profile-dir: give one (the folder, or the embedded measurements for --hardware)"))
+			case measured && version != "":
+				return bad(fmt.Errorf("--measured and --vllm-version: our collector's measurements have no vLLM versions"))
 			case dir != "":
 				spec = dir
+				if version != "" {
+					spec += "@" + version
+				}
 			case measured:
 				spec = "measured:" + hardware
 			default:
 				spec = "default:" + hardware
+				if version != "" {
+					spec += "@" + version
+				}
 			}
 			t, err := resolveTables(spec)
 			if err != nil {
@@ -71,10 +79,11 @@ then ignored).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&hardware, "hardware", "h200-sxm", "GPU whose tables to show: h100-sxm | h200-sxm | h800 (--measured: "+
+	fl.StringVar(&hardware, "hardware", "h200-sxm", "GPU whose tables to show: "+strings.Join(profiles.KnownHardware(), " | ")+" (--measured: "+
 		strings.Join(profiles.MeasuredHardware(), " | ")+")")
 	fl.StringVar(&dir, "profile-dir", "", "show this folder's tables (aiconfigurator layout or the collector's CSVs)")
 	fl.BoolVar(&measured, "measured", false, "show our collector's measurements for --hardware (profiles/measured) instead of the default tables")
+	fl.StringVar(&version, "vllm-version", "", "the embedded (or --profile-dir) table set of this vLLM version (default: the hardware's default set; frontier hardware lists them)")
 	return cmd
 }
 
@@ -83,7 +92,7 @@ func newProfileCompareCmd() *cobra.Command {
 		Use:   "compare A B",
 		Short: "Print latency ratios A/B per operator family over the shapes both tables hold",
 		Long: `Compare two sets of operator tables at identical keys. A and B are each
-default:<hardware> (the embedded tables), measured:<hardware> (our
+default:<hardware>[@<vLLM version>] (an embedded set), measured:<hardware> (our
 collector's measurements, profiles/measured) or a folder (aiconfigurator
 layout or the collector's CSVs).
 
@@ -112,19 +121,26 @@ at the median of its repeats.`,
 	}
 }
 
-// resolveTables loads default:<hardware>, measured:<hardware> or a folder.
+// resolveTables loads default:<hardware>[@<vLLM version>] (an embedded
+// set), measured:<hardware> or a folder[@<vLLM version>].
 func resolveTables(spec string) (*profiles.Tables, error) {
 	if hw, ok := strings.CutPrefix(spec, "default:"); ok {
-		return profiles.DefaultTables(hw)
+		hw, version, _ := strings.Cut(hw, "@")
+		return profiles.TablesFor(hw, version)
 	}
 	if hw, ok := strings.CutPrefix(spec, "measured:"); ok {
 		return profiles.MeasuredTables(hw)
 	}
-	return profiles.LoadTables(spec)
+	dir, version, _ := strings.Cut(spec, "@")
+	return profiles.LoadTablesVersion(dir, version)
 }
 
 func printCoverage(w io.Writer, t *profiles.Tables) {
-	fmt.Fprintf(w, "%s operator tables from %s\n\n", t.Hardware, t.Source)
+	fmt.Fprintf(w, "%s operator tables from %s\n", t.Hardware, t.Source)
+	if t.Version != "" {
+		fmt.Fprintf(w, "table set: vLLM %s\n", t.Version)
+	}
+	fmt.Fprintln(w)
 	for _, f := range profiles.Describe(t) {
 		if f.Rows == 0 {
 			fmt.Fprintf(w, "%s: no rows\n", f.Family)

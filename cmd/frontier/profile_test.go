@@ -23,7 +23,14 @@ func TestProfileShow(t *testing.T) {
 	assert.Contains(t, out, "(step + 1)", "aiconfigurator's decode step is context - 1")
 	assert.Contains(t, out, "all_reduce vllm_graph: 69 rows, bfloat16, GPUs 2 4 8")
 	assert.Contains(t, out, "rmsnorm: 15 rows, bfloat16, tokens 1..16384 (15 values), width 4096")
-	assert.Contains(t, out, "notes:\n  - h200-sxm: rmsnorm, rotary, silu_and_mul, embedding, sampler priced from our collector's measurements")
+	assert.Contains(t, out, "table set: vLLM 0.19.0\n")
+	assert.Contains(t, out, "\nnotes:\n")
+	assert.Contains(t, out, "\n  - h200-sxm: rmsnorm, rotary, silu_and_mul, embedding, sampler priced from our collector's measurements")
+	assert.Contains(t, out, "\n  - context_mla_perf: vLLM 0.14.0's (not collected under 0.19.0)\n")
+	other, _, err := run(t, "profile", "show", "--hardware", "h100-sxm", "--vllm-version", "0.24.0")
+	require.NoError(t, err)
+	assert.Contains(t, other, "table set: vLLM 0.24.0\n")
+	assert.Contains(t, other, "gemm: 107188 rows, dtypes bfloat16 fp8 fp8_block")
 }
 
 func TestProfileShowMeasuredAndFolder(t *testing.T) {
@@ -76,14 +83,14 @@ func TestProfileErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown default hardware", []string{"profile", "compare", "default:a100", "measured:h200-sxm"},
-			`A: default tables: unknown hardware "a100" (allowed: h100-sxm, h200-sxm, h800)`},
+		{"unknown default hardware", []string{"profile", "compare", "default:v100", "measured:h200-sxm"},
+			`A: default tables: unknown hardware "v100" (allowed: a100-sxm, b200-sxm, gb200, h100-sxm, h200-sxm, h800, l40s, rtx-pro-6000)`},
 		{"no measurements", []string{"profile", "compare", "default:h200-sxm", "measured:h100-sxm"},
 			`B: measured tables: no collector measurements for hardware "h100-sxm" (available: h200-sxm)`},
 		{"unreadable folder", []string{"profile", "compare", missing, "default:h200-sxm"},
 			"A: load tables: stat " + missing},
 		{"one argument", []string{"profile", "compare", "default:h200-sxm"}, "accepts 2 arg(s), received 1"},
-		{"show unknown hardware", []string{"profile", "show", "--hardware", "a100"}, `unknown hardware "a100"`},
+		{"show unknown hardware", []string{"profile", "show", "--hardware", "v100"}, `unknown hardware "v100"`},
 		{"show measured and folder", []string{"profile", "show", "--measured", "--profile-dir", "x"}, "--measured and --profile-dir: give one"},
 		{"show unreadable folder", []string{"profile", "show", "--profile-dir", missing}, "load tables: stat " + missing},
 	}

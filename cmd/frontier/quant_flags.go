@@ -9,15 +9,25 @@ import (
 	"frontier/scenarios"
 )
 
-// quantFlags are the `vllm serve` flags of weight quantization (issue 15).
+// quantFlags are the flags of issue 15: `vllm serve`'s weight
+// quantization and the vLLM version of the operator tables.
 type quantFlags struct {
 	quantization string
+	vllmVersion  string
 }
 
 // addQuantFlags registers --quantization (-q), vLLM's name and short form.
 func addQuantFlags(fl *pflag.FlagSet, f *quantFlags) {
 	fl.StringVarP(&f.quantization, "quantization", "q", "", "weight quantization method: "+strings.Join(profiles.KnownQuantMethods(), " | ")+
 		" (default: the checkpoint's quantization_config; fp8 quantizes a 16-bit checkpoint online)")
+	fl.StringVar(&f.vllmVersion, "vllm-version", "", "vLLM version of the operator tables (embedded versions per GPU: frontier hardware; default: the GPU's default set)")
+}
+
+// applyTableFlags copies --vllm-version into the scenario.
+func applyTableFlags(sc *scenarios.Scenario, f *quantFlags, set func(string) bool) {
+	if set("vllm-version") {
+		sc.VLLMVersion = f.vllmVersion
+	}
 }
 
 // applyQuantFlags copies the quantization flags the user set into the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"frontier/profiles"
 	"frontier/scenarios"
 	"frontier/sim"
 )
@@ -91,7 +92,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario YAML file (default: the embedded default)")
-	fl.StringVar(&f.hardware, "hardware", "h200-sxm", "GPU: h100-sxm | h200-sxm | h800 (list: frontier hardware)")
+	fl.StringVar(&f.hardware, "hardware", "h200-sxm", "GPU: "+strings.Join(profiles.KnownHardware(), " | ")+" (frontier hardware says what each is built from)")
 	fl.StringVar(&f.profile, "profile-dir", "", "operator table folder (aiconfigurator layout or the collector's CSVs); default: embedded tables for the hardware")
 	fl.StringVar(&f.calib, "calibration", "", "host-overhead calibration JSON (frontier calibrate)")
 	// vllm serve
@@ -102,8 +103,8 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.IntVar(&f.dp, "data-parallel-size", 1, "data-parallel size")
 	fl.BoolVar(&f.ep, "enable-expert-parallel", false, "spread MoE experts over TP × DP ranks")
 	fl.BoolVar(&f.noEP, "no-enable-expert-parallel", false, "keep MoE experts sharded by TP (the default)")
-	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running requests per step (default 1024 on H100/H200/H800)")
-	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "token budget per step (default 8192 on H100/H200/H800)")
+	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running requests per step (default: vllm serve's for the GPU, 1024; 256 on A100 and GPUs under 70 GiB)")
+	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "token budget per step (default: vllm serve's for the GPU, 8192; 2048 on A100 and GPUs under 70 GiB)")
 	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length limit (default: vLLM's derived length, the smallest of the config's max_position_embeddings, n_positions, max_seq_len, seq_length, …; 2048 when it has none)")
 	fl.Float64Var(&f.gpuUtil, "gpu-memory-utilization", scenarios.DefaultGPUMemoryUtilization, "fraction of GPU memory vLLM may use")
 	fl.IntVar(&f.blockSize, "block-size", scenarios.DefaultBlockSize, "KV block size, tokens")
@@ -198,6 +199,7 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 	if set("hardware") {
 		sc.Hardware = f.hardware
 	}
+	applyTableFlags(sc, &f.quant, set)
 	if set("profile-dir") {
 		p, _ := absPath(f.profile)
 		sc.Profiles = &p

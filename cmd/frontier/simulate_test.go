@@ -242,7 +242,7 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		want []string // substrings of the message
 	}{
 		{"unknown model", withTiny("--model", "acme/NoSuchModel-7B"), []string{"--model: model ", "acme/NoSuchModel-7B", "known:"}},
-		{"unknown hardware", withTiny("--hardware", "a100"), []string{"hardware", `"a100"`, "h100-sxm, h200-sxm, h800"}},
+		{"unknown hardware", withTiny("--hardware", "v100"), []string{"hardware", `"v100"`, "a100-sxm, b200-sxm, gb200, h100-sxm, h200-sxm, h800, l40s, rtx-pro-6000"}},
 		{"unknown dataset", withTiny("--dataset-name", "sharegpt"), []string{"--dataset-name: ", `"sharegpt"`, "random, shared_prefix, trace"}},
 		{"max-num-seqs 0", withTiny("--max-num-seqs", "0"), []string{"--max-num-seqs: must be ≥ 1, got 0"}},
 		{"max-num-batched-tokens 0", withTiny("--max-num-batched-tokens", "0"), []string{"--max-num-batched-tokens: must be ≥ 1, got 0"}},

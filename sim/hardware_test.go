@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"frontier/predictor"
+	"frontier/scenarios"
+)
+
+// defaultOn is the embedded default scenario (Llama-3.1-8B bf16, 1000
+// random prompts of 512 in / 128 out at rate inf) on hardware.
+func defaultOn(hardware string) *scenarios.Scenario {
+	d := scenarios.DefaultDeployment()
+	d.Model = "meta-llama/Llama-3.1-8B-Instruct"
+	return &scenarios.Scenario{Name: "default", Hardware: hardware, Deployment: &d, Workload: scenarios.Workload{
+		Dataset:  "random",
+		Random:   &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128},
+		Arrivals: scenarios.DefaultArrivals(),
+	}}
+}
+
+// The default workload runs on every new GPU preset, with vllm serve's
+// batch defaults for that GPU, and completes every request.
+func TestDefaultWorkloadOnNewGPUs(t *testing.T) {
+	for _, hw := range []string{"b200-sxm", "gb200", "a100-sxm", "l40s", "rtx-pro-6000"} {
+		t.Run(hw, func(t *testing.T) {
+			s, st, err := Build(defaultOn(hw), Options{})
+			require.NoError(t, err)
+			tokens, seqs := st.Hardware.ServeBatchDefaults()
+			assert.Equal(t, seqs, st.Engine.MaxNumSeqs)
+			assert.Equal(t, tokens, st.Engine.MaxNumBatchedTokens)
+			res := s.Run()
+			done := 0
+			for _, r := range res.Requests {
+				if !r.Failed && r.FinishNs > 0 {
+					done++
+				}
+			}
+			assert.Equal(t, 1000, done)
+		})
+	}
+	_, st, err := Build(defaultOn("a100-sxm"), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{2048, 256}, [2]int{st.Engine.MaxNumBatchedTokens, st.Engine.MaxNumSeqs}, "vLLM's A100 exception")
+}
+
+// TP all-reduces: vLLM's custom all-reduce on NVLink and on two PCIe
+// GPUs; NCCL on more than two PCIe-only GPUs and across GB200 trays.
+func TestCustomAllReduceRule(t *testing.T) {
+	cases := []struct {
+		hw       string
+		tp       int
+		ncclOnly bool
+	}{{"h100-sxm", 8, false}, {"l40s", 2, false}, {"l40s", 4, true}, {"rtx-pro-6000", 8, true}, {"gb200", 4, false}, {"gb200", 8, true}}
+	for _, c := range cases {
+		sc := defaultOn(c.hw)
+		sc.Deployment.TensorParallelSize = c.tp
+		sc.Deployment.MaxModelLen = 4096
+		sc.Workload.Random.NumPrompts = 2
+		s, st, err := Build(sc, Options{})
+		require.NoError(t, err, "%s TP%d", c.hw, c.tp)
+		off, why := predictor.CustomAllReduceOff(st.Hardware, c.tp)
+		assert.Equal(t, c.ncclOnly, off, "%s TP%d", c.hw, c.tp)
+		res := s.Run()
+		st.Finish(s, res)
+		if off {
+			assert.Contains(t, res.Notes, why, "%s TP%d", c.hw, c.tp)
+		}
+	}
+}
+
+// --vllm-version picks an embedded set; the deployment prices from it.
+func TestVLLMVersionPicksTables(t *testing.T) {
+	sc := defaultOn("h100-sxm")
+	st, err := Resolve(sc)
+	require.NoError(t, err)
+	assert.Equal(t, "0.14.0", st.Tables.Version)
+	sc.VLLMVersion = "0.24.0"
+	st, err = Resolve(sc)
+	require.NoError(t, err)
+	assert.Equal(t, "0.24.0", st.Tables.Version)
+	assert.Len(t, st.Tables.Gemm, 107188)
+}
