@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,4 +60,54 @@ func TestMLAPricedFromMLATables(t *testing.T) {
 	// DeepSeek-V3 (published config values, fixtures/models): 671B.
 	v3 := quantConfig(t, "../fixtures/models/deepseek-v3", "h200-sxm", 8)
 	assert.Equal(t, int64(671_026_404_352), v3.Model.ParamCount())
+}
+
+// A MoE expert shape the table lacks is priced from the nearest measured
+// one at equal routed pairs, scaled by the roofline work ratio. Measured:
+// hidden 64, inter 128, top-2 of 8 experts, latency 1 ms at 2 tokens and
+// 4 ms at 64. Asked: hidden 64, inter 256, top-4 of 4 experts, 1 token,
+// on a GPU so memory-bound that the ridge never binds: 1 token × top-4 =
+// 4 pairs = 2 measured tokens (1 ms); work = active experts × weights per
+// expert, A = E(1 − (1 − 1/E)^4): 4 × (1 − 0.75⁴) = 2.734 experts of
+// 3·64·256 against 8 × (1 − 0.875⁴) = 3.310 of 3·64·128, a ratio of
+// 2 × 2.734 / 3.310 = 1.652.
+func TestMoEShapeSubstitution(t *testing.T) {
+	row := func(tokens int64, ms float64) profiles.MoERow {
+		return profiles.MoERow{Dtype: "bfloat16", NumTokens: tokens, Hidden: 64, Inter: 128, TopK: 2, NumExperts: 8,
+			MoETP: 1, MoEEP: 1, Distribution: "balanced", LatencyMs: ms}
+	}
+	m, err := NewMoE([]profiles.MoERow{row(2, 1), row(64, 4)}, "bfloat16", 64, 256, 4, 4, 1, 1, "balanced")
+	require.NoError(t, err)
+	m.SetRoofline(1e30, 1, 1) // ridge 1e30 FLOP/B: memory-bound everywhere
+	want := 2 * (4 * (1 - math.Pow(0.75, 4))) / (8 * (1 - math.Pow(0.875, 4)))
+	assert.InDelta(t, 1.652, want, 5e-4)
+	assert.InDelta(t, want, m.Ms(1), 1e-12)
+	assert.Equal(t, int64(1), m.Cov.Extrapolated, "a substituted shape counts as extrapolated")
+	assert.Contains(t, m.Notes[0], "no rows for hidden 64, inter 256, top-4 of 4 experts; priced from hidden 64, inter 128, top-2 of 8")
+}
+
+// Llama-4's chunked local attention: 3 of every 4 layers attend within
+// their 8,192-token chunk, so a decode at 20,000 tokens of context costs
+// those layers what one at 8,192 costs; the NoPE layers pay the full
+// context (Scout, TP2: 36 chunked and 12 global layers).
+func TestChunkedLocalAttention(t *testing.T) {
+	c := quantConfig(t, "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "h100-sxm", 2)
+	p, err := New(c)
+	require.NoError(t, err)
+	assert.Equal(t, 48, p.layers)
+	assert.Equal(t, 36, p.chunked)
+	b := &Batch{NumDecodes: 8, DecodeCtxSum: 8 * 20000}
+	want := 12*p.decodeAttnMs(8, 8*20000) + 36*p.decodeAttnMs(8, 8*8192)
+	assert.InDelta(t, want, p.attentionMs(b), 1e-12)
+	assert.Greater(t, p.decodeAttnMs(8, 8*20000), p.decodeAttnMs(8, 8*8192))
+}
+
+// Compute-bound (ridge near 0), the same lookup scales by FLOPs: equal
+// pairs, per-expert weights 2×, so 2 × the measured 1 ms.
+func TestMoEShapeSubstitutionComputeBound(t *testing.T) {
+	m, err := NewMoE([]profiles.MoERow{{Dtype: "bfloat16", NumTokens: 2, Hidden: 64, Inter: 128, TopK: 2, NumExperts: 8,
+		MoETP: 1, MoEEP: 1, Distribution: "balanced", LatencyMs: 1}}, "bfloat16", 64, 256, 4, 4, 1, 1, "balanced")
+	require.NoError(t, err)
+	m.SetRoofline(1, 1e30, 1)
+	assert.InDelta(t, 2.0, m.Ms(1), 1e-12)
 }
