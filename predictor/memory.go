@@ -45,7 +45,8 @@ func (m MemoryPlan) MaxConcurrency(maxModelLen, blockSize int) float64 {
 // StartupLog is what vLLM logs at start-up about this plan, with its
 // formatting (vllm/v1/core/kv_cache_utils.py _report_kv_cache_config at
 // the pinned commit, see KVCacheRefusal; the loading line from
-// gpu_model_runner, the available memory from gpu_worker):
+// gpu_model_runner without its seconds, which are not simulated; the
+// available memory from gpu_worker):
 //
 //	Model loading took 14.99 GiB
 //	Available KV cache memory: 58.19 GiB

@@ -84,3 +84,23 @@ func TestVLLMVersionPicksTables(t *testing.T) {
 	assert.Equal(t, "0.24.0", st.Tables.Version)
 	assert.Len(t, st.Tables.Gemm, 107188)
 }
+
+// DeepSeek-V3 (published config values, fixtures/models): fp8 128×128
+// blocks, MLA, 3 dense then 58 MoE layers of 256 routed + 1 shared expert,
+// on 8 H200s: every request completes; the latent KV cache is 61 layers ×
+// 576 values × 2 bytes per token on every rank.
+func TestDeepSeekV3OnH200(t *testing.T) {
+	sc := defaultOn("h200-sxm")
+	sc.Deployment.Model = "../fixtures/models/deepseek-v3"
+	sc.Deployment.TensorParallelSize = 8
+	sc.Deployment.MaxModelLen = 8192
+	sc.Workload.Random.NumPrompts = 16
+	s, st, err := Build(sc, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "fp8 128×128 blocks (fp8)", st.Weights)
+	assert.Equal(t, int64(16*61*576*2), st.Memory.BlockBytes)
+	res := s.Run()
+	for _, r := range res.Requests {
+		assert.False(t, r.Failed)
+	}
+}
