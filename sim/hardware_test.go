@@ -78,11 +78,12 @@ func TestVLLMVersionPicksTables(t *testing.T) {
 	st, err := Resolve(sc)
 	require.NoError(t, err)
 	assert.Equal(t, "0.14.0", st.Tables.Version)
+	assert.Len(t, st.Tables.Gemm, 9240)
 	sc.VLLMVersion = "0.24.0"
 	st, err = Resolve(sc)
 	require.NoError(t, err)
 	assert.Equal(t, "0.24.0", st.Tables.Version)
-	assert.Len(t, st.Tables.Gemm, 107188)
+	assert.Len(t, st.Tables.Gemm, 35742, "vLLM 0.24.0's bfloat16 GEMM rows (0.14.0 has 9,240)")
 }
 
 // DeepSeek-V3 (published config values, fixtures/models): fp8 128×128

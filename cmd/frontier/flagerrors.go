@@ -11,7 +11,7 @@ import (
 // with several flags lists the alias the user may have typed first
 // (--input-len is bench serve's general form of --random-input-len).
 var flagKeys = []struct{ key, flag string }{
-	{"hardware", "hardware"}, {"profiles", "profile-dir"}, {"calibration", "calibration"},
+	{"hardware", "hardware"}, {"profiles", "profile-dir"}, {"calibration", "calibration"}, {"vllm_version", "vllm-version"},
 	{"deployment.model", "model"}, {"deployment.dtype", "dtype"}, {"deployment.quantization", "quantization"},
 	{"deployment.tensor_parallel_size", "tensor-parallel-size"}, {"deployment.pipeline_parallel_size", "pipeline-parallel-size"},
 	{"deployment.data_parallel_size", "data-parallel-size"}, {"deployment.enable_expert_parallel", "enable-expert-parallel"},
