@@ -39,6 +39,10 @@ func engineFlags(cmd *cobra.Command) (*cobra.Command, *simFlags) {
 	for _, n := range append([]string{"hardware", "profile-dir", "calibration"}, deploymentFlags...) {
 		cmd.Flags().AddFlag(simCmd.Flags().Lookup(n))
 	}
+	// This command's own copies of the flags: their help states the LLM
+	// class's defaults.
+	simCmd.Flags().Lookup("max-num-batched-tokens").Usage = "token budget per step (default: the LLM class's, 16384 on GPUs of ≥ 70 GiB but A100s, else 8192)"
+	simCmd.Flags().Lookup("max-num-seqs").Usage = "max running requests per step (default: the LLM class's, 1024 on GPUs of ≥ 70 GiB but A100s, else 256)"
 	return simCmd, f
 }
 

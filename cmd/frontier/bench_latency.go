@@ -34,6 +34,8 @@ keys (avg_latency, std_latency, latencies, percentiles).`,
 		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
 	}
 	simCmd, sf := engineFlags(cmd)
+	caching := simCmd.Flags().Lookup("enable-prefix-caching")
+	caching.DefValue, caching.Usage = "false", "enable prefix caching (off by default here, as latency.py sets it: its prompts repeat every iteration)"
 	fl := cmd.Flags()
 	fl.IntVar(&f.inputLen, "input-len", 32, "prompt tokens")
 	fl.IntVar(&f.outputLen, "output-len", 128, "output tokens")
