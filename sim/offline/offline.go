@@ -140,9 +140,13 @@ var LatencyPercentages = []int{10, 25, 50, 75, 90, 99}
 // Stats computes latency.py's figures over latencies (seconds).
 func Stats(latencies []float64) LatencyStats {
 	s := LatencyStats{Latencies: latencies, Percentages: LatencyPercentages}
+	// Deviations from the first value, so that equal latencies average to
+	// exactly that value (and a zero standard deviation).
+	var dev float64
 	for _, v := range latencies {
-		s.Avg += v / float64(len(latencies))
+		dev += v - latencies[0]
 	}
+	s.Avg = latencies[0] + dev/float64(len(latencies))
 	for _, v := range latencies {
 		s.Std += (v - s.Avg) * (v - s.Avg) / float64(len(latencies))
 	}
