@@ -30,16 +30,22 @@ type Growth struct {
 // Thresholds of DetectGrowth. A series (median TTFT, or requests in flight)
 // is growing when its values over the second, third and last quarters of
 // the send window strictly increase and the last is at least GrowthRatio ×
-// the second and GrowthMinTTFTMs (TTFT) or GrowthMinInFlight (in flight)
-// above it. The first quarter is left out: it starts from an empty server.
-// The second quarter is the reference, two quarters before the end, so the
-// growth measured is twice a quarter's and stands above the noise: in
+// the reference and GrowthMinTTFTMs (TTFT) or GrowthMinInFlight (in flight)
+// above it. The reference is the higher of the first two quarters: the
+// second, two quarters before the end, so the growth measured is twice a
+// quarter's and stands above the noise; and the first, so that a dip in
+// the second quarter followed by a return to the first quarter's level is
+// not read as growth (a growing run starts lowest). For requests in
+// flight the first quarter counts only once the server has filled (from
+// the first quarter's median E2E on), since it starts from empty. In
 // steady runs of 300–2,000 requests (Llama-3.1-8B on H200 at 2–50 req/s,
 // and at 20–24 req/s with 1,024/256 tokens, capacity ≈ 23.4 req/s) quarter
 // medians of TTFT stayed within 10 % of each other away from capacity,
 // and in-flight averages within 30 % near it (not monotone), while the
 // 26 req/s run went 219 → 354 → 479 ms (TTFT) and 299 → 505 → 624 (in
-// flight) over its last three quarters.
+// flight) over its last three quarters. Llama-3.1-70B TP4 on H200 at
+// 8 req/s (1,000 requests of 1,024/256, below capacity) went
+// 179 → 136 → 175 → 175 ms and 69 → 51 → 65 → 71: a dip, not growth.
 const (
 	GrowthRatio         = 1.25
 	GrowthMinTTFTMs     = 20.0
@@ -120,11 +126,16 @@ func DetectGrowth(reqs []RequestRecord) Growth {
 	}
 	slices.Sort(e2eFirst)
 	g.InFlightRamp = len(e2eFirst) == 0 || Percentile(e2eFirst, 50) > float64(span)/4
-	rising := func(v [4]float64, minRise float64) bool {
-		return v[1] < v[2] && v[2] < v[3] && v[3] >= GrowthRatio*v[1] && v[3]-v[1] >= minRise
+	rising := func(v [4]float64, first, minRise float64) bool {
+		ref := max(first, v[1])
+		return v[1] < v[2] && v[2] < v[3] && v[3] >= GrowthRatio*ref && v[3]-ref >= minRise
 	}
-	ttftUp := rising(g.TTFTMs, GrowthMinTTFTMs)
-	queueUp := !g.InFlightRamp && rising(g.InFlight, GrowthMinInFlight)
+	ttftUp := rising(g.TTFTMs, g.TTFTMs[0], GrowthMinTTFTMs)
+	queueUp := false
+	if !g.InFlightRamp {
+		settled := first + int64(Percentile(e2eFirst, 50))
+		queueUp = rising(g.InFlight, inFlightBetween(reqs, settled, bound(1), end), GrowthMinInFlight)
+	}
 	if !ttftUp && !queueUp {
 		return g
 	}
@@ -141,4 +152,29 @@ func DetectGrowth(reqs []RequestRecord) Growth {
 	g.Reason = fmt.Sprintf("%s still growing at the last send: median TTFT by quarter of the sends %.0f → %.0f → %.0f → %.0f ms, requests in flight %.0f → %.0f → %.0f → %.0f",
 		what, g.TTFTMs[0], g.TTFTMs[1], g.TTFTMs[2], g.TTFTMs[3], g.InFlight[0], g.InFlight[1], g.InFlight[2], g.InFlight[3])
 	return g
+}
+
+// inFlightBetween is the time-averaged number of requests in flight (sent,
+// not yet finished; a request without a finish counts to end) over
+// [from, to), ns; 0 for an empty interval. Rejected and unsent records
+// are ignored, as in DetectGrowth.
+func inFlightBetween(reqs []RequestRecord, from, to, end int64) float64 {
+	if to <= from {
+		return 0
+	}
+	var area float64
+	for i := range reqs {
+		r := &reqs[i]
+		if r.SendNs < 0 || r.Rejected {
+			continue
+		}
+		done := r.FinishNs
+		if done < 0 {
+			done = end
+		}
+		if lo, hi := max(r.SendNs, from), min(done, to); hi > lo {
+			area += float64(hi - lo)
+		}
+	}
+	return area / float64(to-from)
 }

@@ -142,3 +142,81 @@ func TestOverloadNoteAt26RequestsPerSecond(t *testing.T) {
 	assert.True(t, calm.Growth.Judged)
 	assert.False(t, calm.Growth.Growing)
 }
+
+// A dip in the second quarter followed by recovery is not growth. The
+// newcomer's sweep point (Llama-3.1-70B TP4 on H200, 1,000 requests of
+// 1,024/256 at 8 req/s, below its ~7.3–8 req/s capacity) read
+// 179 → 136 → 175 → 175 ms (TTFT) and 69 → 51 → 65 → 71 (in flight): both
+// series rise over the last three quarters only because the second one
+// dipped, and end where the first quarter already was. The rule's
+// reference is therefore the higher of the first two quarters (for in
+// flight, the first quarter after the server has filled).
+//
+// By hand, 400 sends 100 ms apart (quarters of 9.975 s, 100 sends each):
+// TTFT 180 ms in the first quarter, 135 in the second, 175 then 176 ms;
+// the old rule (176 ≥ 1.25 × 135, 41 ms above it, strictly rising) called
+// it growing. In flight: requests stay 4.0 s, 2.8 s, 4.0 s, 4.2 s by
+// quarter, i.e. 40, 28, 40, 42 once settled. A quarter's average mixes
+// in the previous quarter's requests while they leave: the second quarter
+// holds 40 for 2.8 s, falls to 28 by 4 s, then 28 (319.8 request-seconds,
+// summed request by request, / 9.975 s = 32.06); the third 28, rising to
+// 40 by 4 s (358.2 / 9.975 = 35.91); the last 40, 42 from 4.2 s
+// (410.7 / 9.975 = 41.17). The old rule: 41.17 ≥ 1.25 × 32.06, 9.1 above
+// it, strictly rising: growing. The first quarter averages 32.18 over the
+// whole quarter (60 requests × 4 s + the last 40 cut at 9.975 s: 321.0),
+// as it fills from empty for 4 s, but 40 once filled (from its median E2E
+// of 4.0 s on): against 40, 41.17 is no growth; against 32.18 it would be.
+func TestDetectGrowthDipIsNotGrowth(t *testing.T) {
+	wait := [4]int64{180, 135, 175, 176}
+	stay := [4]int64{4000, 2800, 4000, 4200}
+	var recs []RequestRecord
+	for i := range 400 {
+		q := i / 100
+		send := int64(i) * 100 * ms
+		recs = append(recs, RequestRecord{ID: i, SendNs: send, FirstTokenNs: send + wait[q]*ms, FinishNs: send + stay[q]*ms, OutputTokens: 10})
+	}
+	g := DetectGrowth(recs)
+	require.True(t, g.Judged)
+	assert.Equal(t, [4]float64{180, 135, 175, 176}, g.TTFTMs)
+	assert.False(t, g.InFlightRamp)
+	assert.InDelta(t, 321.0/9.975, g.InFlight[0], 1e-9, "whole first quarter, filling included")
+	assert.InDelta(t, 319.8/9.975, g.InFlight[1], 1e-9)
+	assert.InDelta(t, 358.2/9.975, g.InFlight[2], 1e-9)
+	assert.InDelta(t, 410.7/9.975, g.InFlight[3], 1e-9)
+	assert.InDelta(t, 40.0, inFlightBetween(recs, 4000*ms, 9975*ms, recs[399].FinishNs), 1e-9, "the first quarter once filled")
+	assert.False(t, g.Growing, g.Reason)
+	assert.Empty(t, g.Reason)
+
+	// The same shape continuing upward (the last quarter well above the
+	// first) is still growth.
+	for i := 300; i < 400; i++ {
+		recs[i].FirstTokenNs = recs[i].SendNs + 240*ms
+	}
+	g = DetectGrowth(recs)
+	assert.Equal(t, [4]float64{180, 135, 175, 240}, g.TTFTMs)
+	assert.True(t, g.Growing, "240 ≥ 1.25 × 180 and 60 ms above it")
+}
+
+// The newcomer's run itself: Llama-3.1-70B TP4 on one H200 node, 1,000
+// requests of 1,024/256 tokens at 8 req/s (the same rate with 500, 2,000
+// and 4,000 requests drew no note). Its quarters dip and come back; no
+// overload note.
+func TestNoOverloadNoteOnADip(t *testing.T) {
+	sc := scenario("meta-llama/Llama-3.1-70B-Instruct", "h200-sxm", func(d *scenarios.Deployment) { d.TensorParallelSize = 4 })
+	sc.Deployment.MaxModelLen = 0
+	sc.Workload.Random = &scenarios.RandomData{NumPrompts: 1000, InputLen: 1024, OutputLen: 256}
+	sc.Workload.Arrivals.RequestRate = scenarios.Rate(8)
+	require.NoError(t, sc.Validate())
+	s, _, err := Build(sc, Options{})
+	require.NoError(t, err)
+	res := s.Run()
+	notes := Diagnose(res, true)
+	g := res.Growth
+	require.True(t, g.Judged)
+	assert.Less(t, g.TTFTMs[1], g.TTFTMs[0], "the second quarter dips")
+	assert.Less(t, g.TTFTMs[3], GrowthRatio*g.TTFTMs[0], "and the last is back near the first")
+	assert.False(t, g.Growing, g.Reason)
+	for _, n := range notes {
+		assert.NotContains(t, n, "overloaded")
+	}
+}
