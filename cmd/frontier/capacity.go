@@ -71,6 +71,7 @@ front of output tok/s per GPU against output tok/s per user.`,
 	fl.IntVar(&f.gpus, "gpus", 0, "enumerate every deployment on this many GPUs of one node and rank them")
 	fl.StringVar(&f.plot, "plot", "", "with --gpus: draw the Pareto front to FILE.png or FILE.svg")
 	f.simSet, f.sim = addSimulateFlags(cmd)
+	hideRefused(cmd, "goodput") // refused in prepareCapacity
 	return cmd
 }
 

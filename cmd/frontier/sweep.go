@@ -69,6 +69,7 @@ byte-identical outputs for any --jobs and any --shard I/N merged with
 	fl.StringVar(&f.plotMetric, "plot-metric", "p99_ttft_ms", "bench serve key drawn by --plot")
 	fl.BoolVar(&f.launch, "launch", false, "add each point's vllm serve / vllm bench serve lines (table footnotes, --out-jsonl \"launch\")")
 	f.simSet, f.sim = addSimulateFlags(cmd)
+	hideRefused(cmd)
 	cmd.AddCommand(newSweepMergeCmd())
 	return cmd
 }

@@ -24,7 +24,7 @@ var sweepSettingFlags = map[string]bool{
 }
 
 // sweepRefusedFlags are simulate's per-run output flags, refused on sweep
-// and capacity with what to use instead.
+// with what to use instead, and hidden from its --help.
 var sweepRefusedFlags = map[string]string{
 	"save-result":        "--result-dir DIR writes one bench serve JSON per point",
 	"append-result":      "--out-jsonl FILE writes one line per point",
@@ -32,6 +32,57 @@ var sweepRefusedFlags = map[string]string{
 	"requests-csv":       "run frontier simulate on the point for per-request rows",
 	"steps-csv":          "run frontier simulate on the point for per-step rows",
 	"percentile-metrics": "the table shows TTFT, TPOT, ITL and E2EL; --metric-percentiles picks the percentiles",
+	"timeline":           reportOnePoint,
+	"timeline-interval":  reportOnePoint,
+	"metrics":            reportOnePoint,
+	"trace":              reportOnePoint,
+	"trace-max-requests": reportOnePoint,
+	"plot-format":        "--plot FILE.png or FILE.svg: the name's extension picks the format",
+}
+
+// reportOnePoint is the hint for the report flags (sim/report) a sweep or
+// capacity search does not write: they describe one run.
+const reportOnePoint = "run frontier simulate on the point for its timeline, metrics and trace"
+
+// capacityNoResult is the hint for the result-file flags on capacity: it
+// reports its probes in its own table and writes no bench serve JSON.
+const capacityNoResult = "capacity writes no bench serve result file; frontier simulate --request-rate RATE --save-result writes one at a rate"
+
+// capacityRefusedFlags are sweep's refusals with capacity's own hints,
+// plus the flags that only name a result file (--result-dir, --label,
+// --backend), which capacity does not write.
+var capacityRefusedFlags = func() map[string]string {
+	m := map[string]string{}
+	for k, v := range sweepRefusedFlags {
+		m[k] = v
+	}
+	for _, k := range []string{"save-result", "append-result", "result-filename", "result-dir", "label", "backend"} {
+		m[k] = capacityNoResult
+	}
+	return m
+}()
+
+// refusedFlags are the simulate flags command name (sweep or capacity)
+// refuses, with what to use instead.
+func refusedFlags(name string) map[string]string {
+	if name == "capacity" {
+		return capacityRefusedFlags
+	}
+	return sweepRefusedFlags
+}
+
+// hideRefused hides from cmd's --help the simulate flags it refuses (and
+// extra ones it refuses elsewhere): they still parse, so that using one
+// gets its refusal with the hint, not "unknown flag".
+func hideRefused(cmd *cobra.Command, extra ...string) {
+	for name := range refusedFlags(cmd.Name()) {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			f.Hidden = true
+		}
+	}
+	for _, name := range extra {
+		cmd.Flags().Lookup(name).Hidden = true
+	}
 }
 
 // layoutFlags are the deployment flags that lay a deployment out on its
@@ -42,8 +93,9 @@ var layoutFlags = []string{"tensor-parallel-size", "pipeline-parallel-size", "da
 // flags, then the point's --KEY=VALUE, parsed by a fresh simulate flag set
 // and its buildScenario.
 type pointBuilder struct {
-	base []string // canonical base flags ("--name=value"), sorted by name
-	sim  *pflag.FlagSet
+	base    []string // canonical base flags ("--name=value"), sorted by name
+	sim     *pflag.FlagSet
+	refused map[string]string // the command's refused simulate flags
 }
 
 // addSimulateFlags registers simulate's flags on cmd (for the base
@@ -67,13 +119,13 @@ func addSimulateFlags(cmd *cobra.Command) (*pflag.FlagSet, *simFlags) {
 // capacity) command: simulate's flags, minus the sweep's own settings,
 // which it refuses when they are per-run outputs.
 func newPointBuilder(cmd *cobra.Command, simFlags *pflag.FlagSet) (*pointBuilder, error) {
-	b := &pointBuilder{sim: simFlags}
+	b := &pointBuilder{sim: simFlags, refused: refusedFlags(cmd.Name())}
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if simFlags.Lookup(f.Name) != f || err != nil {
 			return // a sweep flag, or a name the sweep redefines
 		}
-		if why, ok := sweepRefusedFlags[f.Name]; ok {
+		if why, ok := b.refused[f.Name]; ok {
 			err = fmt.Errorf("--%s: not a %s flag (%s)", f.Name, cmd.Name(), why)
 			return
 		}
@@ -98,11 +150,13 @@ func flagArgs(f *pflag.Flag) []string {
 	return []string{"--" + f.Name + "=" + f.Value.String()}
 }
 
-// keys are the flags a point may set: simulate's, minus the settings.
+// keys are the flags a point may set: simulate's, minus the settings and
+// the refused flags.
 func (b *pointBuilder) keys() []string {
 	var out []string
 	b.sim.VisitAll(func(f *pflag.Flag) {
-		if !sweepSettingFlags[f.Name] {
+		// simulate's --plot DIR draws one run; sweep and capacity have their own --plot.
+		if _, refused := b.refused[f.Name]; !sweepSettingFlags[f.Name] && !refused && f.Name != "plot" {
 			out = append(out, f.Name)
 		}
 	})

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sweep and capacity refuse simulate's per-run outputs they would not
+// write (on main, --timeline, --metrics, --trace and, on capacity,
+// --result-dir were accepted and wrote nothing), exit 2, name the flag
+// and the command, say what to use instead, and leave nothing behind.
+// The hint names only flags the command has (capacity has no --out-jsonl
+// nor a --result-dir of its own).
+func TestSweepAndCapacityRefuseOutputsTheyDoNotWrite(t *testing.T) {
+	cases := []struct {
+		cmd  string
+		flag []string
+		want string
+	}{
+		{"sweep", []string{"--timeline", "tl.csv"}, "--timeline: not a sweep flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"sweep", []string{"--timeline-interval", "2"}, "--timeline-interval: not a sweep flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"sweep", []string{"--metrics", "m.prom"}, "--metrics: not a sweep flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"sweep", []string{"--trace", "tr.json"}, "--trace: not a sweep flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"sweep", []string{"--trace-max-requests", "5"}, "--trace-max-requests: not a sweep flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"sweep", []string{"--plot-format", "svg"}, "--plot-format: not a sweep flag (--plot FILE.png or FILE.svg: the name's extension picks the format)"},
+		{"sweep", []string{"--append-result"}, "--append-result: not a sweep flag (--out-jsonl FILE writes one line per point)"},
+		{"capacity", []string{"--timeline", "tl.csv"}, "--timeline: not a capacity flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"capacity", []string{"--metrics", "m.prom"}, "--metrics: not a capacity flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"capacity", []string{"--trace", "tr.json"}, "--trace: not a capacity flag (run frontier simulate on the point for its timeline, metrics and trace)"},
+		{"capacity", []string{"--plot-format", "svg"}, "--plot-format: not a capacity flag (--plot FILE.png or FILE.svg: the name's extension picks the format)"},
+		{"capacity", []string{"--result-dir", "d"}, "--result-dir: not a capacity flag (" + capacityNoResult + ")"},
+		{"capacity", []string{"--save-result"}, "--save-result: not a capacity flag (" + capacityNoResult + ")"},
+		{"capacity", []string{"--append-result"}, "--append-result: not a capacity flag (" + capacityNoResult + ")"},
+		{"capacity", []string{"--result-filename", "r.json"}, "--result-filename: not a capacity flag (" + capacityNoResult + ")"},
+		{"capacity", []string{"--label", "x"}, "--label: not a capacity flag (" + capacityNoResult + ")"},
+		{"capacity", []string{"--backend", "vllm"}, "--backend: not a capacity flag (" + capacityNoResult + ")"},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		wd, err := os.Getwd()
+		require.NoError(t, err)
+		require.NoError(t, os.Chdir(dir))
+		var args []string
+		if c.cmd == "sweep" {
+			args = sweepArgs(append([]string{"--vary", "max-num-seqs=4,8"}, c.flag...)...)
+		} else {
+			args = capacityArgs(append([]string{"--slo", "ttft:p99<=500ms"}, c.flag...)...)
+		}
+		_, _, err = run(t, args...)
+		require.NoError(t, os.Chdir(wd))
+		require.Error(t, err, c.flag)
+		assert.Equal(t, c.want, err.Error())
+		assert.Equal(t, 2, exitCode(err), c.flag)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "nothing left behind by %s %v", c.cmd, c.flag)
+	}
+}
+
+// sweep --help and capacity --help list no flag the command refuses, and
+// --vary cannot name one.
+func TestSweepAndCapacityHelpListOnlyWhatTheyAccept(t *testing.T) {
+	for _, cmd := range []string{"sweep", "capacity"} {
+		out, _, err := run(t, cmd, "--help")
+		require.NoError(t, err)
+		refused := []string{"timeline", "timeline-interval", "metrics", "trace", "trace-max-requests", "plot-format",
+			"requests-csv", "steps-csv", "save-result", "append-result", "result-filename", "percentile-metrics"}
+		if cmd == "capacity" {
+			refused = append(refused, "result-dir", "label", "backend", "goodput")
+		}
+		for _, name := range refused {
+			assert.NotRegexp(t, `(?m)^\s+(-\w, )?--`+name+` `, out, "%s --help lists --%s", cmd, name)
+		}
+		for _, kept := range []string{"model", "max-num-seqs", "request-rate", "random-input-len", "metric-percentiles", "quiet"} {
+			if cmd == "capacity" && kept == "request-rate" {
+				continue
+			}
+			assert.Regexp(t, `(?m)^\s+(-\w, )?--`+kept+` `, out, "%s --help keeps --%s", cmd, kept)
+		}
+	}
+	_, _, err := run(t, sweepArgs("--vary", "timeline=a.csv,b.csv")...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "timeline")
+	assert.Equal(t, 2, exitCode(err))
+	assert.False(t, strings.Contains(err.Error(), "point 0"), "refused before any point is built: %v", err)
+	_, err = os.Stat(filepath.Join(".", "a.csv"))
+	assert.True(t, os.IsNotExist(err))
+	_, _, err = run(t, sweepArgs("--vary", "plot=a,b")...)
+	require.Error(t, err, "simulate's --plot DIR is not an axis")
+	assert.Contains(t, err.Error(), `--vary plot: unknown KEY "plot"`)
+}
