@@ -37,6 +37,9 @@ with the LLM class's batch defaults.`,
 func engineFlags(cmd *cobra.Command) (*cobra.Command, *simFlags) {
 	simCmd, f := simulateCommand()
 	for _, n := range append([]string{"hardware", "profile-dir", "calibration"}, deploymentFlags...) {
+		if n == "api-server-count" {
+			continue // a vllm serve front-end flag, not EngineArgs': the LLM class has no API server
+		}
 		cmd.Flags().AddFlag(simCmd.Flags().Lookup(n))
 	}
 	// This command's own copies of the flags: their help states the LLM

@@ -94,3 +94,19 @@ func TestSweepAndCapacityHelpListOnlyWhatTheyAccept(t *testing.T) {
 	require.Error(t, err, "simulate's --plot DIR is not an axis")
 	assert.Contains(t, err.Error(), `--vary plot: unknown KEY "plot"`)
 }
+
+// vllm bench latency / throughput take EngineArgs, not the OpenAI
+// front end's --api-server-count: the LLM class has no API server. On
+// main the flag was listed and silently ignored; as in vLLM it is now an
+// unknown argument.
+func TestBenchHasNoAPIServerCount(t *testing.T) {
+	for _, b := range []string{"latency", "throughput"} {
+		out, _, err := run(t, "bench", b, "--help")
+		require.NoError(t, err)
+		assert.NotContains(t, out, "--api-server-count")
+		_, _, err = run(t, "bench", b, "--input-len", "32", "--api-server-count", "4")
+		require.Error(t, err, b)
+		assert.Equal(t, "unknown flag: --api-server-count", err.Error())
+		assert.Equal(t, 2, exitCode(err))
+	}
+}
