@@ -31,7 +31,7 @@ batch to the engine to its last token. The same prompts every iteration,
 so prefix caching is off unless --enable-prefix-caching is given (as
 latency.py sets it). Prints latency.py's lines; --output-json writes its
 keys (avg_latency, std_latency, latencies, percentiles).`,
-		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
+		Args: listArgs,
 	}
 	simCmd, sf := engineFlags(cmd)
 	caching := simCmd.Flags().Lookup("enable-prefix-caching")

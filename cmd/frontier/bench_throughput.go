@@ -35,7 +35,7 @@ the last output. The random dataset (--input-len, --output-len, default
 file. Prints throughput.py's lines; --output-json writes its keys
 (elapsed_time, num_requests, total_num_tokens, requests_per_second,
 tokens_per_second).`,
-		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
+		Args: listArgs,
 	}
 	simCmd, sf := engineFlags(cmd)
 	fl := cmd.Flags()

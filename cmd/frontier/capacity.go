@@ -56,7 +56,7 @@ With --gpus N: every deployment vLLM accepts on N GPUs of one node (TP ×
 PP × DP, EP for MoE models, prefill/decode disaggregation with per-pool
 TP), crossed with --vary, ranked by capacity per GPU, with the Pareto
 front of output tok/s per GPU against output tok/s per user.`,
-		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
+		Args: listArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapacity(cmd, f) },
 	}
 	fl := cmd.Flags()

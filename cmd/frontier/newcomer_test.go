@@ -110,3 +110,41 @@ func TestBenchHasNoAPIServerCount(t *testing.T) {
 		assert.Equal(t, 2, exitCode(err))
 	}
 }
+
+// vLLM's space-separated lists work as in vLLM: vllm bench serve's
+// --goodput ttft:200 tpot:50 (nargs="+") and vllm serve's
+// --cuda-graph-sizes 1 2 4 8 (nargs="+") print exactly what the
+// comma-separated forms print; on main the second value was "unknown
+// command". A stray argument is still refused.
+func TestSpaceSeparatedListsAsInVLLM(t *testing.T) {
+	comma, _, err := run(t, withTiny("--request-rate", "20", "--goodput", "ttft:200,tpot:50", "--cuda-graph-sizes", "1,2,4,8")...)
+	require.NoError(t, err)
+	require.Contains(t, comma, "Request goodput (req/s):")
+	spaced, _, err := run(t, withTiny("--request-rate", "20", "--goodput", "ttft:200", "tpot:50", "--cuda-graph-sizes", "1", "2", "4", "8")...)
+	require.NoError(t, err)
+	assert.Equal(t, comma, spaced)
+
+	sweepComma, _, err := run(t, sweepArgs("--vary", "max-num-seqs=4,8", "--goodput", "ttft:200,tpot:50")...)
+	require.NoError(t, err)
+	sweepSpaced, _, err := run(t, sweepArgs("--vary", "max-num-seqs=4,8", "--goodput", "ttft:200", "tpot:50")...)
+	require.NoError(t, err)
+	assert.Equal(t, sweepComma, sweepSpaced)
+
+	lat, _, err := run(t, "bench", "latency", "--num-iters", "1", "--num-iters-warmup", "0", "--cuda-graph-sizes", "8,16")
+	require.NoError(t, err)
+	latSpaced, _, err := run(t, "bench", "latency", "--num-iters", "1", "--num-iters-warmup", "0", "--cuda-graph-sizes", "8", "16")
+	require.NoError(t, err)
+	assert.Equal(t, lat, latSpaced)
+
+	for _, args := range [][]string{
+		withTiny("--goodput", "ttft:200", "foo"),
+		withTiny("foo"),
+		withTiny("--cuda-graph-sizes", "1", "x"),
+		withTiny("12"), // a number without --cuda-graph-sizes
+	} {
+		_, _, err := run(t, args...)
+		require.Error(t, err, args)
+		assert.Equal(t, 2, exitCode(err), args)
+		assert.Contains(t, err.Error(), "unknown command", args)
+	}
+}

@@ -86,7 +86,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 			if len(args) > 0 && cmd.Flags().Changed("save-result") {
 				return bad(fmt.Errorf("--save-result is a switch, as in vllm bench serve (it takes no value; got %q after it?): name the file with --result-filename FILE", args[0]))
 			}
-			return bad(cobra.NoArgs(cmd, args))
+			return listArgs(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, f) },
 	}
@@ -114,7 +114,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.eager, "enforce-eager", false, "disable CUDA graphs")
 	fl.StringVar(&f.kvDtype, "kv-cache-dtype", "auto", "KV cache dtype: "+strings.Join(scenarios.KVCacheDtypes, " | "))
 	fl.IntVar(&f.blocksOverride, "num-gpu-blocks-override", 0, "use this many KV blocks instead of the memory plan")
-	fl.IntSliceVar(&f.graphSizes, "cuda-graph-sizes", nil, "CUDA-graph capture sizes (default: vLLM's)")
+	fl.IntSliceVar(&f.graphSizes, "cuda-graph-sizes", nil, "CUDA-graph capture sizes, space- or comma-separated (default: vLLM's)")
 	fl.BoolVar(&f.async, "async-scheduling", true, "schedule one step ahead (vLLM default)")
 	fl.IntVar(&f.apiServers, "api-server-count", 0, "API server processes (default: data-parallel-size, as vLLM)")
 	fl.BoolVar(&f.noAsync, "no-async-scheduling", false, "turn async scheduling off")
@@ -142,7 +142,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.StringVar(&f.requestsCSV, "requests-csv", "", "write one row per request to FILE")
 	fl.StringVar(&f.stepsCSV, "steps-csv", "", "write one row per engine step to FILE")
 	fl.StringVar(&f.percentiles, "metric-percentiles", "99", "comma-separated percentiles to report")
-	fl.StringSliceVar(&f.goodput, "goodput", nil, "SLOs for request goodput, KEY:VALUE in ms with KEY ttft, tpot or e2el (comma-separated or repeated)")
+	fl.StringSliceVar(&f.goodput, "goodput", nil, "SLOs for request goodput, KEY:VALUE in ms with KEY ttft, tpot or e2el (space-separated as in vllm bench serve, comma-separated or repeated)")
 	fl.BoolVar(&f.saveDetailed, "save-detailed", false, "not written: per-request detail is --requests-csv FILE")
 	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")

@@ -52,7 +52,7 @@ A point vLLM would refuse is a row with the refusal reason. Points run in
 parallel (--jobs) and are reported in point order: the same sweep gives
 byte-identical outputs for any --jobs and any --shard I/N merged with
 'frontier sweep merge'.`,
-		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
+		Args: listArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
 	fl := cmd.Flags()
