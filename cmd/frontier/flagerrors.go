@@ -67,6 +67,7 @@ func nameTheFlag(err error, changed func(string) bool, file string) error {
 		}
 		keyed = true
 		if changed(p.flag) {
+			rest = strings.TrimPrefix(rest, " (--"+p.flag+")") // "KEY (--flag) is …": the flag once
 			return flagError{"--" + p.flag + strings.ReplaceAll(rest, " or null", " or unset"), err}
 		}
 	}

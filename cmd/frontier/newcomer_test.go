@@ -148,3 +148,23 @@ func TestSpaceSeparatedListsAsInVLLM(t *testing.T) {
 		assert.Contains(t, err.Error(), "unknown command", args)
 	}
 }
+
+// An error naming a key and its flag ("deployment.scheduling_policy
+// (--scheduling-policy) is fcfs") names the flag once when the flag set
+// it (on main: "--scheduling-policy (--scheduling-policy) is fcfs"), and
+// keeps the key with the file otherwise.
+func TestFlagNamedOnce(t *testing.T) {
+	example := filepath.Join("..", "..", "scenarios", "examples", "llama-3.1-8b-h200-priority-classes.yaml")
+	_, _, err := run(t, "simulate", "--quiet", "--scenario", example, "--scheduling-policy", "fcfs")
+	require.Error(t, err)
+	assert.Equal(t, `--scheduling-policy is fcfs, and request 0 of the workload has priority 1: vLLM refuses it with "Got priority 1 but Priority scheduling is not enabled." (use scheduling policy priority)`, err.Error())
+	assert.Equal(t, 2, exitCode(err))
+
+	data, err := os.ReadFile(example)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "fcfs.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(data), "scheduling_policy: priority", "scheduling_policy: fcfs", 1)), 0o644))
+	_, _, err = run(t, "simulate", "--quiet", "--scenario", file)
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), file+": deployment.scheduling_policy (--scheduling-policy) is fcfs, and request 0"), err.Error())
+}
