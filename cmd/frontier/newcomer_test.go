@@ -168,3 +168,15 @@ func TestFlagNamedOnce(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), file+": deployment.scheduling_policy (--scheduling-policy) is fcfs, and request 0"), err.Error())
 }
+
+// With --max-concurrency the summary prints vllm bench serve's "Maximum
+// request concurrency:" line after "Failed requests:"
+// (vllm/benchmarks/serve.py); without it, no such line.
+func TestSummaryMaximumRequestConcurrency(t *testing.T) {
+	out, _, err := run(t, withTiny("--request-rate", "40", "--max-concurrency", "4")...)
+	require.NoError(t, err)
+	assert.Contains(t, out, "Failed requests:                         0\nMaximum request concurrency:             4\nBenchmark duration (s):")
+	out, _, err = run(t, withTiny("--request-rate", "40")...)
+	require.NoError(t, err)
+	assert.NotContains(t, out, "Maximum request concurrency:")
+}

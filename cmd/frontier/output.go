@@ -56,6 +56,9 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	if s.Rejected > 0 {
 		line("  rejected (prompt + output > max_model_len):", s.Rejected)
 	}
+	if mc := sc.Workload.Arrivals.MaxConcurrency; mc != nil {
+		line("Maximum request concurrency:", *mc) // as vllm bench serve prints it when set
+	}
 	line("Benchmark duration (s):", f2(s.Duration))
 	line("Total input tokens:", s.TotalInputTokens)
 	line("Total generated tokens:", s.TotalOutputTokens)
