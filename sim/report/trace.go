@@ -86,8 +86,24 @@ func (t *Trace) Note() string {
 	if t.every == 1 {
 		return ""
 	}
-	return fmt.Sprintf("trace: %d of %d requests traced (every %d-th request ID, --trace-max-requests %d); every step is in it",
-		(t.total+t.every-1)/t.every, t.total, t.every, t.max)
+	return fmt.Sprintf("trace: %d of %d requests traced (every %s request ID, --trace-max-requests %d); every step is in it",
+		(t.total+t.every-1)/t.every, t.total, ordinal(t.every), t.max)
+}
+
+// ordinal writes k ≥ 1 as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(k int) string {
+	suffix := "th"
+	if k%100 < 11 || k%100 > 13 {
+		switch k % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(k) + suffix
 }
 
 func (t *Trace) sampled(id int) bool { return id%t.every == 0 }
@@ -128,7 +144,7 @@ func (t *Trace) begin(engines []sim.EngineSpec, model string) {
 	t.reqPid = len(engines) + 1
 	name := "requests"
 	if t.every > 1 {
-		name = fmt.Sprintf("requests (every %d-th)", t.every)
+		name = fmt.Sprintf("requests (every %s)", ordinal(t.every))
 	}
 	t.event(fmt.Sprintf(`{"name":"process_name","ph":"M","pid":%d,"args":{"name":%q}}`, t.reqPid, name))
 	t.event(fmt.Sprintf(`{"name":"process_sort_index","ph":"M","pid":%d,"args":{"sort_index":%d}}`, t.reqPid, t.reqPid))
