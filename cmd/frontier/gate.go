@@ -63,7 +63,11 @@ simulated, beside the simulator's price of a pure decode step there
 				}
 			}
 			if workers < 0 {
-				return bad(fmt.Errorf("--workers: must be ≥ 0 (0 = one per CPU), got %d", workers))
+				name := "--jobs"
+				if cmd.Flags().Changed("workers") {
+					name = "--workers"
+				}
+				return bad(fmt.Errorf("%s: must be ≥ 0 (0 = one per CPU), got %d", name, workers))
 			}
 			files, err := calibration.ScenarioFiles(cells)
 			if err != nil {
@@ -145,7 +149,10 @@ simulated, beside the simulator's price of a pure decode step there
 	fl.StringVar(&cells, "cells", "scenarios/gate", "folder of gate scenarios (YAML with ground_truth)")
 	fl.StringVar(&calib, "calibration", "", "host-overhead calibration JSON for every cell (default: each scenario's own)")
 	fl.IntVar(&seeds, "seeds", 1, "run each cell with N seeds and report the spread")
-	fl.IntVar(&workers, "workers", 0, "cells simulated in parallel (0 = one per CPU)")
+	fl.IntVar(&workers, "jobs", 0, "cells simulated in parallel (0 = one per CPU)")
+	// --workers: gate's name for it before sweep and capacity said --jobs.
+	fl.IntVar(&workers, "workers", 0, "same as --jobs")
+	_ = fl.MarkHidden("workers")
 	fl.StringVar(&format, "format", "text", "text | json | markdown")
 	fl.BoolVar(&strict, "strict", false, "exit 1 when any cell fails")
 	fl.StringSliceVar(&only, "only", nil, "run only scenarios whose file name contains one of these strings")

@@ -180,3 +180,24 @@ func TestSummaryMaximumRequestConcurrency(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, out, "Maximum request concurrency:")
 }
+
+// gate's parallelism is --jobs, as on sweep and capacity; --workers (its
+// old name) still works and is out of --help.
+func TestGateJobs(t *testing.T) {
+	out, _, err := run(t, "gate", "--help")
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^\s+--jobs int\s+cells simulated in parallel`, out)
+	assert.NotContains(t, out, "--workers")
+	for _, flag := range []string{"--jobs", "--workers"} {
+		_, _, err = run(t, "gate", flag, "-1", "--cells", filepath.Join("..", "..", "scenarios", "gate"))
+		require.Error(t, err)
+		assert.Equal(t, flag+": must be ≥ 0 (0 = one per CPU), got -1", err.Error())
+		assert.Equal(t, 2, exitCode(err))
+	}
+	a, _, err := run(t, "gate", "--jobs", "1", "--only", "codellama-34b-tp2-general", "--cells", filepath.Join("..", "..", "scenarios", "gate"))
+	require.NoError(t, err)
+	b, _, err := run(t, "gate", "--workers", "1", "--only", "codellama-34b-tp2-general", "--cells", filepath.Join("..", "..", "scenarios", "gate"))
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+	assert.Contains(t, a, "codellama-34b-tp2-general/stage_0")
+}
