@@ -39,6 +39,8 @@ func TestSweepAndCapacityRefuseOutputsTheyDoNotWrite(t *testing.T) {
 		{"capacity", []string{"--result-filename", "r.json"}, "--result-filename: not a capacity flag (" + capacityNoResult + ")"},
 		{"capacity", []string{"--label", "x"}, "--label: not a capacity flag (" + capacityNoResult + ")"},
 		{"capacity", []string{"--backend", "vllm"}, "--backend: not a capacity flag (" + capacityNoResult + ")"},
+		{"sweep", []string{"--save-detailed"}, "--save-detailed: not a sweep flag (run frontier simulate on the point with --requests-csv FILE for per-request detail)"},
+		{"capacity", []string{"--save-detailed"}, "--save-detailed: not a capacity flag (run frontier simulate on the point with --requests-csv FILE for per-request detail)"},
 	}
 	for _, c := range cases {
 		dir := t.TempDir()
@@ -69,7 +71,7 @@ func TestSweepAndCapacityHelpListOnlyWhatTheyAccept(t *testing.T) {
 		out, _, err := run(t, cmd, "--help")
 		require.NoError(t, err)
 		refused := []string{"timeline", "timeline-interval", "metrics", "trace", "trace-max-requests", "plot-format",
-			"requests-csv", "steps-csv", "save-result", "append-result", "result-filename", "percentile-metrics"}
+			"requests-csv", "steps-csv", "save-result", "append-result", "result-filename", "percentile-metrics", "save-detailed"}
 		if cmd == "capacity" {
 			refused = append(refused, "result-dir", "label", "backend", "goodput")
 		}

@@ -38,6 +38,7 @@ var sweepRefusedFlags = map[string]string{
 	"trace":              reportOnePoint,
 	"trace-max-requests": reportOnePoint,
 	"plot-format":        "--plot FILE.png or FILE.svg: the name's extension picks the format",
+	"save-detailed":      "run frontier simulate on the point with --requests-csv FILE for per-request detail", // simulate refuses it too
 }
 
 // reportOnePoint is the hint for the report flags (sim/report) a sweep or
