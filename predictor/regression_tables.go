@@ -152,6 +152,33 @@ func familyFit(family string, names []string, s seriesGroups, lat []float64, x f
 	return pred, fits, sum
 }
 
+// seriesEnd is the latency of a series' row furthest along its axis (the
+// measured end an extension continues from), after smoothing.
+func seriesEnd(idx []int, at func(i int) (axis int64, ms float64)) float64 {
+	best, ms := int64(math.MinInt64), 0.0
+	for _, i := range idx {
+		if a, v := at(i); a > best {
+			best, ms = a, v
+		}
+	}
+	return ms
+}
+
+// rises reports whether an extension row's fitted latency v is finite and
+// at least *prev (the series' row before it) and then moves *prev to v.
+// More work along the axis is never faster: a fit whose curve turns down
+// past the measured end (a negative squared-log term) stops extending its
+// series there, and the interpolating predictor's rule past the grid
+// applies instead (attack finding: the H200 fp8 heads 1/1 prefill series
+// fell from 0.44 ms at 16,384 tokens to 4e-8 ms at 32,768).
+func rises(v float64, prev *float64) bool {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < *prev {
+		return false
+	}
+	*prev = v
+	return true
+}
+
 // keep returns the fitted latency, or the measured one where no fit.
 func keep(pred, measured float64) float64 {
 	if math.IsNaN(pred) || pred <= 0 {
@@ -217,10 +244,14 @@ func (r *Regressions) regressGemm(fits []*LogLinear) ([]profiles.GemmRow, []*Log
 				continue
 			}
 			g := rows[s.rows[k][0]]
+			prev := seriesEnd(s.rows[k], func(i int) (int64, float64) { return rows[i].M, rows[i].LatencyMs })
 			for _, m := range gemmExtendM {
 				if m > maxM[k] {
-					rows = append(rows, profiles.GemmRow{Dtype: d, M: m, N: g.N, K: g.K,
-						LatencyMs: f.Ms(x(float64(m), float64(g.N), float64(g.K), f.floor))})
+					v := f.Ms(x(float64(m), float64(g.N), float64(g.K), f.floor))
+					if !rises(v, &prev) {
+						break
+					}
+					rows = append(rows, profiles.GemmRow{Dtype: d, M: m, N: g.N, K: g.K, LatencyMs: v})
 				}
 			}
 		}
@@ -274,11 +305,14 @@ func (r *Regressions) regressAttn(src []profiles.AttnRow, family string, prefill
 		if f == nil || !prefill || maxISL[k] == 0 {
 			continue
 		}
+		prev := seriesEnd(s.rows[k], func(i int) (int64, float64) { return rows[i].ISL, rows[i].LatencyMs })
 		for _, isl := range prefillExtendISL {
 			if isl > maxISL[k] {
 				a := rows[s.rows[k][0]]
 				a.BatchSize, a.ISL, a.Step, a.EagerMs = 1, isl, 0, 0
-				a.LatencyMs = f.Ms(x(a, f.floor))
+				if a.LatencyMs = f.Ms(x(a, f.floor)); !rises(a.LatencyMs, &prev) {
+					break
+				}
 				rows = append(rows, a)
 			}
 		}
@@ -318,11 +352,14 @@ func (r *Regressions) regressMoE(fits []*LogLinear) ([]profiles.MoERow, []*LogLi
 		if f == nil {
 			continue
 		}
+		prev := seriesEnd(s.rows[k], func(i int) (int64, float64) { return rows[i].NumTokens, rows[i].LatencyMs })
 		for _, tok := range moeExtendTokens {
 			if tok > maxT[k] {
 				m := rows[s.rows[k][0]]
 				m.NumTokens, m.EagerMs = tok, 0
-				m.LatencyMs = f.Ms(x(m, f.floor))
+				if m.LatencyMs = f.Ms(x(m, f.floor)); !rises(m.LatencyMs, &prev) {
+					break
+				}
 				rows = append(rows, m)
 			}
 		}

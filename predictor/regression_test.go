@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -125,4 +126,69 @@ func TestRegressionTablesH100(t *testing.T) {
 	require.NoError(t, err)
 	b := &Batch{NumTokens: 128, PaddedTokens: 128, Graph: true, NumDecodes: 128, DecodeCtxSum: 128 * 1800, NumSampled: 128, NumRequests: 128, NumRunning: 128}
 	assert.InDelta(t, 1, reg.DeviceMs(b)/interp.DeviceMs(b), 0.05)
+}
+
+// A series whose fitted law turns down past its last measured point (a
+// negative (log length)² term, as the H200 fp8 1/1-head prefill series
+// fits) must not be extended: more causal work is never faster, and
+// extension rows below the measured end let a 24,000-token prompt price
+// below a 16,000-token one (attack finding: H200 fp8 heads 1/1 extended
+// to 4e-8 ms at 32,768 tokens from 0.44 ms at 16,384). The interpolating
+// predictor's own rule past the grid applies instead.
+func TestRegressionExtensionNeverFalls(t *testing.T) {
+	hw, err := profiles.LookupHardware("h100-sxm")
+	require.NoError(t, err)
+	law := func(isl float64) float64 { // rises, peaks near 8k, then falls
+		l := math.Log(isl)
+		return math.Exp(-9 + 2.5*l - 0.14*l*l)
+	}
+	tb := &profiles.Tables{Hardware: "h100-sxm", Source: "synthetic"}
+	for isl := int64(64); isl <= 16384; isl *= 2 {
+		tb.ContextAttn = append(tb.ContextAttn, profiles.AttnRow{BatchSize: 1, ISL: isl, NumHeads: 8, NumKVHeads: 8, HeadDim: 128,
+			AttnDtype: "bfloat16", KVCacheDtype: "bfloat16", LatencyMs: law(float64(isl))})
+	}
+	out, err := RegressionTables(tb, hw)
+	require.NoError(t, err)
+	assert.Len(t, out.ContextAttn, len(tb.ContextAttn), "no extension row below the measured end")
+
+	// On every embedded table, each extension row is at least the latency
+	// of the series' row before it (GEMM along m, prefill along the prompt,
+	// MoE along tokens).
+	for _, name := range []string{"h100-sxm", "h200-sxm"} {
+		hw, err := profiles.LookupHardware(name)
+		require.NoError(t, err)
+		tb, err := profiles.DefaultTables(name)
+		require.NoError(t, err)
+		out, err := RegressionTables(tb, hw)
+		require.NoError(t, err)
+		type point struct {
+			axis int64
+			ms   float64
+		}
+		check := func(family string, n int, key func(i int) string, at func(i int) point, ext func(i int) bool) {
+			last := map[string]point{}
+			for i := 0; i < n; i++ {
+				k, p := key(i), at(i)
+				if prev, ok := last[k]; ok && ext(i) {
+					assert.GreaterOrEqual(t, p.ms, prev.ms, "%s %s %s at %d after %d", name, family, k, p.axis, prev.axis)
+				}
+				if prev, ok := last[k]; !ok || p.axis > prev.axis {
+					last[k] = p
+				}
+			}
+		}
+		nGemm, nAttn, nMoE := len(tb.Gemm), len(tb.ContextAttn), len(tb.MoE)
+		check("gemm", len(out.Gemm), func(i int) string {
+			g := out.Gemm[i]
+			return fmt.Sprintf("%s n=%d k=%d", g.Dtype, g.N, g.K)
+		}, func(i int) point { return point{out.Gemm[i].M, out.Gemm[i].LatencyMs} }, func(i int) bool { return i >= nGemm })
+		check("prefill", len(out.ContextAttn), func(i int) string {
+			a := out.ContextAttn[i]
+			return fmt.Sprintf("d=%d kv=%s attn=%s w=%d heads=%d/%d b=%d", a.HeadDim, a.KVCacheDtype, a.AttnDtype, a.WindowSize, a.NumHeads, a.NumKVHeads, a.BatchSize)
+		}, func(i int) point { return point{out.ContextAttn[i].ISL, out.ContextAttn[i].LatencyMs} }, func(i int) bool { return i >= nAttn })
+		check("moe", len(out.MoE), func(i int) string {
+			m := out.MoE[i]
+			return fmt.Sprintf("%s %s (%d,%d,%d,%d) tp=%d ep=%d", m.Dtype, m.Distribution, m.Hidden, m.Inter, m.TopK, m.NumExperts, m.MoETP, m.MoEEP)
+		}, func(i int) point { return point{out.MoE[i].NumTokens, out.MoE[i].LatencyMs} }, func(i int) bool { return i >= nMoE })
+	}
 }
