@@ -37,7 +37,7 @@ const defaultTraceMax = 1000
 
 func (r *reportFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&r.timeline, "timeline", "", "write FILE.csv: per interval and engine (and total), vLLM's gauges at the interval's end and its counters' increments (vllm:num_requests_running, vllm:kv_cache_usage_perc, vllm:generation_tokens_total, …), plus throughput")
-	fl.Float64Var(&r.intervalS, "timeline-interval", 1, "timeline interval, s of simulated time (≥ 0.001)")
+	fl.Float64Var(&r.intervalS, "timeline-interval", 1, "timeline interval, s of simulated time (0.001 to 4.6e9)")
 	fl.StringVar(&r.metrics, "metrics", "", "write FILE.prom: the end-of-run /metrics of every engine in Prometheus text format, vLLM "+report.VLLMVersion+"'s names, labels and buckets")
 	fl.StringVar(&r.trace, "trace", "", "write FILE.json: a Chrome trace (Perfetto, chrome://tracing) of every step and of the requests' phases")
 	fl.IntVar(&r.traceMax, "trace-max-requests", defaultTraceMax, "requests in the --trace, every k-th request ID (0 = all)")
@@ -100,8 +100,10 @@ func checkPlotDir(flag, dir string) error {
 // check validates the report flags and probes every output path before
 // the run (nothing is left behind when it refuses).
 func (r *reportFlags) check() error {
-	if !(r.intervalS >= 0.001) || math.IsInf(r.intervalS, 1) {
-		return fmt.Errorf("--timeline-interval: must be a number of seconds ≥ 0.001, got %g", r.intervalS)
+	// At most the simulated clock's reach (sim.MaxClockNs, ≈ 4.6e9 s): a
+	// larger interval overflowed int64 ns and left the timeline empty.
+	if maxS := float64(sim.MaxClockNs) / 1e9; !(r.intervalS >= 0.001) || r.intervalS > maxS {
+		return fmt.Errorf("--timeline-interval: must be a number of seconds in [0.001, %.4g] (the simulated clock's reach), got %g", maxS, r.intervalS)
 	}
 	if r.traceMax < 0 {
 		return fmt.Errorf("--trace-max-requests: must be ≥ 0 (0 = every request), got %d", r.traceMax)

@@ -67,7 +67,7 @@ func TestReportFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"interval 0", []string{"--timeline", filepath.Join(dir, "t.csv"), "--timeline-interval", "0"}, "--timeline-interval: must be a number of seconds ≥ 0.001, got 0"},
+		{"interval 0", []string{"--timeline", filepath.Join(dir, "t.csv"), "--timeline-interval", "0"}, "--timeline-interval: must be a number of seconds in [0.001, 4.612e+09] (the simulated clock's reach), got 0"},
 		{"interval negative", []string{"--timeline-interval", "-1"}, "--timeline-interval"},
 		{"interval NaN", []string{"--timeline-interval", "NaN"}, "--timeline-interval"},
 		{"timeline unwritable", []string{"--timeline", filepath.Join(missing, "t.csv")}, "--timeline"},

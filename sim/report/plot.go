@@ -182,6 +182,12 @@ func timelinePlots(in PlotInput) ([][]*plot.Plot, vg.Length, vg.Length, error) {
 	return [][]*plot.Plot{{p1}, {p2}, {p3}}, 10 * vg.Inch, 9 * vg.Inch, nil
 }
 
+// empty marks a panel without data: why, in its title, over unit axes.
+func empty(p *plot.Plot, why string) {
+	p.Title.Text += "\n(" + why + ")"
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+}
+
 // vlines marks x positions (stage starts) across a panel.
 type vlines []float64
 
@@ -225,9 +231,11 @@ func cdfPlots(in PlotInput) ([][]*plot.Plot, vg.Length, vg.Length, error) {
 		p := newPlot(m.name+" CDF (successful requests)", m.name+" (ms)", "fraction of requests")
 		p.Y.Min, p.Y.Max = 0, 1
 		if len(m.xs) == 0 {
-			return nil, 0, 0, fmt.Errorf("no successful request with a %s", m.name)
-		}
-		if err := addLine(p, cdf(m.xs), blue, ""); err != nil {
+			// A valid run can leave a panel empty (one output token per
+			// request has no TPOT; every request may have timed out): the
+			// panel says so and the figure is still drawn.
+			empty(p, "no successful request has a "+m.name)
+		} else if err := addLine(p, cdf(m.xs), blue, ""); err != nil {
 			return nil, 0, 0, err
 		}
 		row = append(row, p)
@@ -267,10 +275,10 @@ func ttftPlot(in PlotInput) ([][]*plot.Plot, vg.Length, vg.Length, error) {
 			ok = append(ok, xy)
 		}
 	}
-	if len(ok)+len(failed) == 0 {
-		return nil, 0, 0, fmt.Errorf("no request received a first token")
-	}
 	p := newPlot("TTFT per request against its arrival", "arrival (send) time (s)", "TTFT (ms)")
+	if len(ok)+len(failed) == 0 {
+		empty(p, "no request received a first token")
+	}
 	for _, s := range []struct {
 		xys    plotter.XYs
 		c      color.Color

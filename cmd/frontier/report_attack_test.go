@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A run that has nothing for one panel still gets its plots: one output
+// token per request (no TPOT, a valid vllm bench serve run: TPOT 0), or
+// every request timed out (the timeline then shows why). Before, --plot
+// failed such runs with exit 1 ("plot latency-cdf: no successful request
+// with a TPOT") after the run, printed no summary, wrote no result file
+// and left the plot folder behind empty.
+func TestPlotsOfRunsWithEmptyPanels(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"one output token", []string{"--random-output-len", "1"}},
+		{"every request failed", []string{"--timeout", "1e-6"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "plots")
+			res := filepath.Join(t.TempDir(), "r.json")
+			out, errOut, err := run(t, withTiny(append([]string{"--plot", dir, "--plot-format", "svg,png", "--save-result", "--result-filename", res}, c.args...)...)...)
+			require.NoError(t, err, errOut)
+			assert.Contains(t, out, "Successful requests:")
+			assert.FileExists(t, res)
+			for _, name := range []string{"timeline", "latency-cdf", "ttft-vs-arrival"} {
+				svg, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+				require.NoError(t, err)
+				assert.True(t, strings.HasPrefix(string(svg), "<?xml") && strings.Contains(string(svg), "<svg"), name)
+				png, err := os.ReadFile(filepath.Join(dir, name+".png"))
+				require.NoError(t, err)
+				assert.Equal(t, "\x89PNG", string(png[:4]), name)
+			}
+		})
+	}
+}
+
+// --timeline-interval past the simulated clock (2^62 ns ≈ 4.6e9 s)
+// overflowed the interval in ns and wrote a timeline with a header and no
+// row, exit 0. It is refused, naming the flag, before the run.
+func TestTimelineIntervalPastTheClock(t *testing.T) {
+	dir := t.TempDir()
+	tl := filepath.Join(dir, "t.csv")
+	for _, v := range []string{"1e10", "1e300"} {
+		out, _, err := run(t, withTiny("--timeline", tl, "--timeline-interval", v)...)
+		var ue usageError
+		require.True(t, errors.As(err, &ue), "exit 2, got %v", err)
+		assert.Contains(t, err.Error(), "--timeline-interval")
+		assert.NotContains(t, out, "Successful requests:")
+		assert.NoFileExists(t, tl)
+	}
+	// The largest accepted interval gives one row per engine and total.
+	_, errOut, err := run(t, withTiny("--timeline", tl, "--timeline-interval", "4e9")...)
+	require.NoError(t, err, errOut)
+	assert.Len(t, readCSV(t, tl), 3)
+}
