@@ -189,6 +189,10 @@ func (rr *runReport) finish(stderr io.Writer, sc *scenarios.Scenario, st *sim.Se
 	}
 	f := rr.flags
 	err := rr.rec.Finish(res.EndNs)
+	if errors.Is(err, report.ErrTimelineTooLong) {
+		rr.abort()
+		return bad(fmt.Errorf("--timeline-interval: %w", err))
+	}
 	if rr.traceFile != nil {
 		if cerr := rr.traceFile.Close(); err == nil {
 			err = cerr

@@ -505,7 +505,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	}
 	setup.Finish(s, res)
 	if err := rep.finish(stderr, sc, setup, res, f.quiet); err != nil {
-		return err
+		return abandon(err, steps, f.stepsCSV)
 	}
 	rate, single := singleRate(sc)
 	res.Notes = append(res.Notes, sim.Diagnose(res, single && !math.IsInf(rate, 1))...)

@@ -1,6 +1,10 @@
 package report
 
 import (
+	"errors"
+	"fmt"
+	"strconv"
+
 	"frontier/sim"
 	"frontier/sim/engine"
 )
@@ -33,12 +37,28 @@ type Recorder struct {
 	trace    *Trace
 	endNs    int64
 	lastNs   int64
+	// maxRows bounds the timeline (MaxTimelineRows); past it no row is
+	// kept (full) and Finish returns ErrTimelineTooLong.
+	maxRows int
+	full    bool
 }
+
+// MaxTimelineRows bounds the timeline's rows (engines and total over all
+// intervals, 144 bytes each: 144 MB of rows, 0.53 GB resident at the
+// limit, measured) so memory stays bounded whatever the interval and the
+// run's length. Before the bound, a 1 ms interval over a 1,672 s run kept
+// 3.3 M rows at 1.8 GB resident.
+const MaxTimelineRows = 1_000_000
+
+// ErrTimelineTooLong is Finish's error when the run needed more timeline
+// rows than the recorder keeps; the message says the smallest interval
+// that fits.
+var ErrTimelineTooLong = errors.New("timeline too long")
 
 // NewRecorder returns a recorder with a timeline of interval ns (0: no
 // timeline) and an optional trace (nil: none).
 func NewRecorder(interval int64, trace *Trace) *Recorder {
-	return &Recorder{interval: interval, trace: trace}
+	return &Recorder{interval: interval, trace: trace, maxRows: MaxTimelineRows}
 }
 
 // Attach streams the run into trace too; call it before Begin.
@@ -119,7 +139,7 @@ func newEngineAcc(e sim.EngineSpec, model string) *engineAcc {
 // at moves the clock to ns, closing timeline intervals that end before it.
 func (r *Recorder) at(ns int64) {
 	r.lastNs = ns
-	for r.interval > 0 && ns > r.open {
+	for r.interval > 0 && ns > r.open && !r.full {
 		r.closeInterval(r.open)
 		r.openK++
 		r.open += r.interval
@@ -157,9 +177,15 @@ func (r *Recorder) Queued(engine int, rec *sim.RequestRecord, ns int64) {
 	}
 }
 
-// Preempted implements sim.Observer.
+// Preempted implements sim.Observer. vLLM counts the preemption in
+// vllm:num_preemptions_total only when the request next emits output: its
+// PREEMPTED event travels with that EngineCoreOutput (scheduler.py
+// update_from_output: events=request.take_events(), for requests with new
+// tokens only; stats.py update_from_events: num_preempted_reqs += 1). A
+// request aborted before its next token never reports it.
 func (r *Recorder) Preempted(engine, id int, ns int64) {
 	r.at(ns)
+	r.reqs.get(id).preempted++
 	if r.trace != nil {
 		r.trace.preempted(engine, id, ns)
 	}
@@ -170,7 +196,6 @@ func (r *Recorder) StepRecord(rec *sim.StepRecord) {
 	r.at(rec.StartNs + rec.DurationNs)
 	e := r.engines[rec.Engine]
 	if rec.PPStage <= 0 { // once per step (the first stage's record under PP)
-		e.cum.preemptions += int64(rec.Preempted)
 		e.cum.prefixQueries += int64(rec.PrefixQueries)
 		e.cum.prefixHits += int64(rec.PrefixHits)
 	}
@@ -199,6 +224,8 @@ func (r *Recorder) StepDone(engine int, st *engine.Step, after sim.EngineState, 
 			continue
 		}
 		generated++
+		e.cum.preemptions += int64(s.preempted) // events ride on the output
+		s.preempted = 0
 		if q.NumOutput == 1 { // the first token: is_prefilling
 			prompt += int64(q.PromptTokens)
 			s.first = ns
@@ -259,10 +286,36 @@ func (r *Recorder) Finish(endNs int64) error {
 		r.closeInterval(r.endNs)
 	}
 	r.reqs.drop()
-	if r.trace != nil {
-		return r.trace.finish(r.endNs)
+	var err error
+	if r.full {
+		per := len(r.engines) + 1
+		n := (r.endNs + r.interval - 1) / r.interval
+		fits := int64(max(1, r.maxRows/per)) // intervals that fit
+		fit := (r.endNs + fits - 1) / fits   // ns
+		err = fmt.Errorf("%w: %d intervals of %s s × %d rows (engines and total) over the run's %.1f s; at most %d rows are kept: use an interval ≥ %s s",
+			ErrTimelineTooLong, n, fmtS(r.interval), per, sec(r.endNs), r.maxRows, fmtS(roundUp(fit)))
 	}
-	return nil
+	if r.trace != nil {
+		if terr := r.trace.finish(r.endNs); err == nil {
+			err = terr
+		}
+	}
+	return err
+}
+
+// fmtS formats ns as seconds, shortest form.
+func fmtS(ns int64) string { return strconv.FormatFloat(sec(ns), 'g', -1, 64) }
+
+// roundUp rounds ns up to 1, 2 or 5 times a power of ten (an interval a
+// user would type).
+func roundUp(ns int64) int64 {
+	for p := int64(1); ; p *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if m*p >= ns {
+				return m * p
+			}
+		}
+	}
 }
 
 // sec converts ns to seconds.
@@ -290,9 +343,10 @@ type statePage struct {
 }
 
 // reqState is one request's engine-core times on its current engine, ns
-// (-1: not yet).
+// (-1: not yet), and its preemptions not yet reported (Preempted).
 type reqState struct {
 	arrival, queued, scheduled, first, last int64
+	preempted                               int32
 	traced                                  *traceReq // in the trace
 }
 

@@ -84,6 +84,10 @@ func (r *Recorder) Stages() []int64 { return r.stages }
 
 // closeInterval appends the open interval's rows, ending at end.
 func (r *Recorder) closeInterval(end int64) {
+	if len(r.rows)+len(r.engines)+1 > r.maxRows {
+		r.full = true // Finish reports it; no row is kept from here
+		return
+	}
 	start := r.openK * r.interval
 	t := Row{StartNs: start, EndNs: end, Engine: -1, GaugeNs: -1}
 	for _, e := range r.engines {

@@ -36,7 +36,10 @@ const (
 	// update_from_output: is_prefilling adds prompt_len).
 	MetricPromptTokens     = "vllm:prompt_tokens_total"
 	MetricGenerationTokens = "vllm:generation_tokens_total"
-	// MetricPreemptions counts PREEMPTED events.
+	// MetricPreemptions counts PREEMPTED events when the frontend sees
+	// them: with the request's next output (the event rides on its next
+	// EngineCoreOutput), so a request aborted before its next token never
+	// counts its preemption (Recorder.Preempted).
 	MetricPreemptions = "vllm:num_preemptions_total"
 	// MetricPrefixQueries and MetricPrefixHits count tokens: each lookup of
 	// a waiting request queries its num_tokens and hits its cached tokens
