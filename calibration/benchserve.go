@@ -3,9 +3,12 @@ package calibration
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 )
 
 // BenchLatencyMs is one latency metric of a `vllm bench serve` result
@@ -106,15 +109,21 @@ func ReadBenchServe(path string) (*BenchServeResult, error) {
 		}
 	}
 	metrics := map[string]*BenchLatencyMs{"ttft": &res.TTFT, "tpot": &res.TPOT, "itl": &res.ITL, "e2el": &res.E2EL}
-	for name, m := range metrics {
+	for _, name := range benchLatencyMetrics {
+		m := metrics[name]
 		m.Mean = b.num("mean_"+name+"_ms", false)
 		m.Median = b.num("median_"+name+"_ms", false)
 		m.Std = b.num("std_"+name+"_ms", false)
 		m.P99 = b.num("p99_"+name+"_ms", false)
 		m.Percentiles = map[string]float64{}
 	}
-	for key := range raw {
+	for _, key := range slices.Sorted(maps.Keys(raw)) { // the first error is the same every run
 		if g := benchPercentileKey.FindStringSubmatch(key); g != nil && res.keys[key] {
+			// numpy's percentile takes q in [0, 100]: bench serve cannot
+			// have written p150.
+			if p, _ := strconv.ParseFloat(g[1][1:], 64); p > 100 {
+				b.fail(key, "a percentile in [0, 100], got %g", p)
+			}
 			metrics[g[2]].Percentiles[g[1]] = b.num(key, false)
 		}
 	}
@@ -148,6 +157,8 @@ func (b *benchReader) fail(key, format string, args ...any) {
 }
 
 // num returns a number; absent or null gives 0 (an error if required).
+// Every number bench serve writes is a count, a duration, a rate or a
+// latency: a negative one is refused, not compared.
 func (b *benchReader) num(key string, required bool) float64 {
 	v, ok := b.raw[key]
 	if !ok || v == nil {
@@ -161,13 +172,21 @@ func (b *benchReader) num(key string, required bool) float64 {
 		b.fail(key, "want a number, got %T", v)
 		return 0
 	}
+	if f < 0 {
+		b.fail(key, "must be ≥ 0, got %g", f)
+		return 0
+	}
 	return f
 }
 
+// integer reads a count: a whole number up to 2^53 (beyond it a float64
+// no longer holds every integer, and int conversion overflowed: 1e300
+// read as -9.2e18).
 func (b *benchReader) integer(key string, required bool) int {
 	f := b.num(key, required)
-	if f != math.Trunc(f) {
-		b.fail(key, "want an integer, got %g", f)
+	if f != math.Trunc(f) || f > 1<<53 {
+		b.fail(key, "want an integer ≤ 2^53, got %g", f)
+		return 0
 	}
 	return int(f)
 }

@@ -1,0 +1,38 @@
+package calibration
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A bench serve result whose values no `vllm bench serve` writes is
+// refused naming the file and key, instead of gated as if measured (on
+// main: completed -60 and request_throughput -3 gated as FAIL rows,
+// completed 1e300 read as -9.2e18, p150_ttft_ms reported against NaN).
+func TestReadBenchServeRefusesImpossibleValues(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ json, want string }{
+		{`{"completed": -60, "duration": 6}`, "completed: must be ≥ 0, got -60"},
+		{`{"completed": 60, "duration": 6, "request_throughput": -3}`, "request_throughput: must be ≥ 0, got -3"},
+		{`{"completed": 60, "duration": 6, "mean_ttft_ms": -1}`, "mean_ttft_ms: must be ≥ 0, got -1"},
+		{`{"completed": 1e300, "duration": 6}`, "completed: want an integer ≤ 2^53, got 1e+300"},
+		{`{"completed": 60, "duration": 6, "p150_ttft_ms": 10}`, "p150_ttft_ms: a percentile in [0, 100], got 150"},
+		{`{"completed": 60, "duration": 6, "p99_tpot_ms": -2}`, "p99_tpot_ms: must be ≥ 0, got -2"},
+	} {
+		path := filepath.Join(dir, "r.json")
+		require.NoError(t, os.WriteFile(path, []byte(c.json), 0o644))
+		_, err := ReadBenchServe(path)
+		require.Error(t, err, c.json)
+		assert.Contains(t, err.Error(), path+": "+c.want)
+	}
+	// vLLM's own extremes still read: 0 completed, p0 and p100.
+	path := filepath.Join(dir, "r.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"completed": 0, "duration": 6, "p0_ttft_ms": 0, "p100_ttft_ms": 20, "request_rate": "inf"}`), 0o644))
+	r, err := ReadBenchServe(path)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"p0": 0, "p100": 20}, r.TTFT.Percentiles)
+}
