@@ -36,3 +36,28 @@ func TestReadBenchServeRefusesImpossibleValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]float64{"p0": 0, "p100": 20}, r.TTFT.Percentiles)
 }
+
+// Replay values beyond any run are refused naming file, request and key:
+// on main a failed request without e2e_s made gate --observations panic
+// (makeslice: its end time was NaN), e2e_s 1e12 exhausted memory (a
+// reconstruction grid of 10^12 one-second cells), and arrival_time_us past
+// 2^63 ns ÷ 1000 overflowed ReplayPlan's send times.
+func TestReadReplayBounds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	cfg := `{"config": {"tensor_parallelism": 2, "max_num_seqs": 128, "max_num_batched_tokens": 2048, "kv_blocks_total_gpu": 100, "block_size": 16}, "requests": [`
+	for _, c := range []struct{ requests, truth, want string }{
+		{`{"index": 0, "arrival_time_us": 0, "has_error": true}]}`, `[{"index": 0, "has_error": true}]`, "request 0: e2e_s: missing (every request has one: a failure's is when the client gave up)"},
+		{`{"index": 0, "arrival_time_us": 0, "input_tokens": 5}]}`, `[{"index": 0, "ttft_s": 1, "e2e_s": 1e12}]`, "request 0: e2e_s: must be in [0, 1e+06] s, got 1e+12"},
+		{`{"index": 0, "arrival_time_us": 0, "has_error": true}]}`, `[{"index": 0, "has_error": true, "e2e_s": -3}]`, "request 0: e2e_s: must be in [0, 1e+06] s, got -3"},
+		{`{"index": 0, "arrival_time_us": 9000000000000000000, "input_tokens": 5}]}`, `[{"index": 0, "ttft_s": 1, "e2e_s": 2}]`, "request 0: arrival_time_us: must be in [0, 1e+12] µs"},
+	} {
+		write("requests.json", cfg+c.requests)
+		write("per_request_truth.json", c.truth)
+		_, err := ReadReplay(dir)
+		require.Error(t, err, c.truth)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}

@@ -32,8 +32,9 @@ type ReplayRequest struct {
 	OutputTokens int
 	// Failed is has_error: in these runs always the client's 300 s timeout.
 	Failed bool
-	// TTFTS and E2ES are per_request_truth.json's ttft_s and e2e_s, s.
-	// TTFTS is NaN for a failed request that has none.
+	// TTFTS and E2ES are per_request_truth.json's ttft_s and e2e_s, s
+	// (at most 1e6). TTFTS is NaN for a failed request that has none;
+	// every request has E2ES (a failure's: when the client gave up).
 	TTFTS float64
 	E2ES  float64
 }
@@ -94,7 +95,8 @@ type replayTruthRow struct {
 // ReadReplay reads a run's replay folder: requests.json and
 // per_request_truth.json, each plain or gzip-compressed (".json.gz", as
 // committed under calibration/groundtruth/<run>/replay/). It checks that
-// every request has a unique non-negative index and send time, that the
+// every request has a unique non-negative index and a send time within
+// 1e6 s, that every request has an e2e_s in [0, 1e6] s, that the
 // two files list the same indices with the same error flags, that a
 // successful request has a prompt and non-negative latencies with TTFT ≤
 // E2E, and that config values are positive; errors name the file and the
@@ -135,8 +137,8 @@ func ReadReplay(dir string) (*Replay, error) {
 		if _, dup := byIndex[idx]; dup {
 			return nil, fmt.Errorf("%s: requests[%d].index: %d appears twice", reqPath, i, idx)
 		}
-		if q.ArrivalUs == nil || *q.ArrivalUs < 0 {
-			return nil, fmt.Errorf("%s: request %d: arrival_time_us: must be ≥ 0 µs (missing?)", reqPath, idx)
+		if q.ArrivalUs == nil || *q.ArrivalUs < 0 || *q.ArrivalUs > maxReplayUs {
+			return nil, fmt.Errorf("%s: request %d: arrival_time_us: must be in [0, %g] µs (≥ 0; a run of at most %g s; missing?)", reqPath, idx, float64(maxReplayUs), maxReplayS)
 		}
 		if q.InputTokens < 0 || q.OutputTokens < 0 || (!q.HasError && q.InputTokens < 1) {
 			return nil, fmt.Errorf("%s: request %d: input_tokens %d, output_tokens %d: a successful request needs input_tokens ≥ 1, and counts are ≥ 0",
@@ -163,8 +165,11 @@ func ReadReplay(dir string) (*Replay, error) {
 		if t.HasError != q.Failed {
 			return nil, fmt.Errorf("%s: request %d: has_error %t, but %s says %t", truthPath, q.Index, t.HasError, reqPath, q.Failed)
 		}
-		if t.E2ES != nil {
-			q.E2ES = *t.E2ES
+		if t.E2ES == nil {
+			return nil, fmt.Errorf("%s: request %d: e2e_s: missing (every request has one: a failure's is when the client gave up)", truthPath, q.Index)
+		}
+		if q.E2ES = *t.E2ES; !(q.E2ES >= 0 && q.E2ES <= maxReplayS) {
+			return nil, fmt.Errorf("%s: request %d: e2e_s: must be in [0, %g] s, got %g", truthPath, q.Index, maxReplayS, q.E2ES)
 		}
 		if t.TTFTS != nil {
 			q.TTFTS = *t.TTFTS
@@ -181,6 +186,15 @@ func ReadReplay(dir string) (*Replay, error) {
 	})
 	return r, nil
 }
+
+// maxReplayS bounds a replay's send times and latencies, s (11.6 days; the
+// committed runs last ≤ 2,400 s): past it a file is refused instead of
+// overflowing the send times in ns or sizing gate --observations' 1 s
+// reconstruction grid by it. maxReplayUs is the same in µs.
+const (
+	maxReplayS  = 1e6
+	maxReplayUs = int64(maxReplayS * 1e6)
+)
 
 func cmpInt64(a, b int64) int {
 	switch {

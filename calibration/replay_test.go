@@ -56,7 +56,7 @@ func TestReadReplayErrors(t *testing.T) {
 		name, requests, truth, want string
 	}{
 		{"duplicate index", `{"index": 0, "arrival_time_us": 0, "input_tokens": 5}, {"index": 0, "arrival_time_us": 1, "input_tokens": 5}]}`, `[]`, "0 appears twice"},
-		{"negative arrival", `{"index": 0, "arrival_time_us": -1, "input_tokens": 5}]}`, `[]`, "arrival_time_us: must be ≥ 0"},
+		{"negative arrival", `{"index": 0, "arrival_time_us": -1, "input_tokens": 5}]}`, `[]`, "arrival_time_us: must be in [0, 1e+12] µs"},
 		{"success without prompt", `{"index": 0, "arrival_time_us": 0, "input_tokens": 0}]}`, `[]`, "needs input_tokens ≥ 1"},
 		{"error flags disagree", `{"index": 0, "arrival_time_us": 0, "input_tokens": 5}]}`, `[{"index": 0, "has_error": true, "e2e_s": 300}]`, "has_error true"},
 		{"ttft after e2e", `{"index": 0, "arrival_time_us": 0, "input_tokens": 5}]}`, `[{"index": 0, "ttft_s": 2, "e2e_s": 1}]`, "0 ≤ ttft_s ≤ e2e_s"},
