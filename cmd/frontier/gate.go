@@ -69,6 +69,15 @@ simulated, beside the simulator's price of a pure decode step there
 				}
 				return bad(fmt.Errorf("%s: must be ≥ 0 (0 = one per CPU), got %d", name, workers))
 			}
+			if obs {
+				// Observations are Markdown tables of one recipe simulation
+				// per run: these flags would be ignored, so they are refused.
+				for _, f := range []string{"format", "plot", "plot-format", "seeds", "replay", "strict"} {
+					if cmd.Flags().Changed(f) {
+						return bad(fmt.Errorf("--observations: prints Markdown tables of each run's recipe simulation; --%s does not apply to it", f))
+					}
+				}
+			}
 			files, err := calibration.ScenarioFiles(cells)
 			if err != nil {
 				return bad(fmt.Errorf("--cells: %w (the default is relative: run from the repository root, or pass --cells DIR)", err))

@@ -63,3 +63,22 @@ func TestTimelineIntervalPastTheClock(t *testing.T) {
 	require.NoError(t, err, errOut)
 	assert.Len(t, readCSV(t, tl), 3)
 }
+
+// gate --observations prints Markdown tables of each run's recipe
+// simulation; on main it silently ignored --format json, --plot, --seeds,
+// --replay and --strict (exit 0, the same Markdown). Each is refused,
+// naming both flags, before any cell runs.
+func TestGateObservationsRefusesFlagsItIgnores(t *testing.T) {
+	dir := t.TempDir()
+	for _, extra := range [][]string{
+		{"--format", "json"}, {"--plot", filepath.Join(dir, "p")}, {"--seeds", "3"}, {"--replay"}, {"--strict"},
+	} {
+		out, _, err := run(t, append([]string{"gate", "--cells", "../../scenarios/gate", "--observations"}, extra...)...)
+		var ue usageError
+		require.True(t, errors.As(err, &ue), "%v: exit 2, got %v", extra, err)
+		assert.Contains(t, err.Error(), "--observations")
+		assert.Contains(t, err.Error(), extra[0])
+		assert.Empty(t, out)
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "p"))
+}
