@@ -71,7 +71,7 @@ func nameTheFlag(err error, changed func(string) bool, file string) error {
 			return flagError{"--" + p.flag + strings.ReplaceAll(rest, " or null", " or unset"), err}
 		}
 	}
-	for _, top := range []string{"hardware", "router", "profiles", "calibration", "deployment", "disaggregation", "workload"} {
+	for _, top := range []string{"hardware", "router", "profiles", "calibration", "predictor", "deployment", "disaggregation", "workload"} {
 		if rest, ok := strings.CutPrefix(msg, top); ok && rest != "" && strings.ContainsRune(".:[ ", rune(rest[0])) {
 			keyed = true
 		}

@@ -82,3 +82,19 @@ func TestGateObservationsRefusesFlagsItIgnores(t *testing.T) {
 	}
 	assert.NoDirExists(t, filepath.Join(dir, "p"))
 }
+
+// A bad predictor key in a scenario file names the file, as every other
+// key does (on main: "predictor: must be interp or regression, got "foo""
+// without the file); --predictor names the flag.
+func TestPredictorKeyNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("name: x\nhardware: h200-sxm\npredictor: foo\n"+
+		"deployment: {model: meta-llama/Llama-3.1-8B-Instruct}\nworkload: {dataset: random, random: {num_prompts: 5, input_len: 64, output_len: 4}}\n"), 0o644))
+	_, _, err := run(t, "simulate", "--scenario", path)
+	var ue usageError
+	require.True(t, errors.As(err, &ue), "exit 2, got %v", err)
+	assert.True(t, strings.HasPrefix(err.Error(), path+": predictor: must be interp or regression"), err.Error())
+	_, _, err = run(t, "simulate", "--scenario", path, "--predictor", "bar")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "--predictor: must be interp or regression"), err.Error())
+}
