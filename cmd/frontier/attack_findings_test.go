@@ -98,3 +98,21 @@ func TestPredictorKeyNamesTheFile(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "--predictor: must be interp or regression"), err.Error())
 }
+
+// gate --plot with a calibration under which a cell completes no request:
+// the table still reports the cell and every figure is drawn (the
+// measured side alone where the simulation has nothing).
+func TestGatePlotCellWithoutSimulatedSuccesses(t *testing.T) {
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow.json")
+	require.NoError(t, os.WriteFile(slow, []byte(`{"hardware": "h100-sxm", "host": {"request_overhead_ns": 400000000000}}`), 0o644))
+	plots := filepath.Join(dir, "plots")
+	out, errOut, err := run(t, "gate", "--cells", "../../scenarios/gate", "--only", "20260217-155451-llama-2-7b-tp1-codegen",
+		"--calibration", slow, "--plot", plots, "--plot-format", "svg")
+	require.NoError(t, err, errOut)
+	assert.Contains(t, out, "0 passed, 2 failed")
+	assert.Contains(t, errOut, "gate: 4 plots in")
+	svg, err := os.ReadFile(filepath.Join(plots, "20260217-155451-llama-2-7b-tp1-codegen_stage_0.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "no simulated request succeeded")
+}

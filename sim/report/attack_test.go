@@ -2,6 +2,9 @@ package report
 
 import (
 	"errors"
+	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,4 +80,21 @@ func TestTimelineRowLimit(t *testing.T) {
 	ok.Begin([]sim.EngineSpec{{ID: 0, PP: 1, KVBlocks: 10, MaxModelLen: 16}}, "m")
 	require.NoError(t, ok.Finish(50e9))
 	assert.Len(t, ok.Rows(), 100, "50 intervals × (engine + total) fit exactly")
+}
+
+// A gate cell whose simulation completed no request (a calibration that
+// times every request out) still gets its percentile figure, with the
+// measured line alone and a note; on main gate --plot exited 1 ("TTFT: no
+// simulated percentiles"), drew nothing and left its folder empty.
+func TestPercentilePlotWithoutSimulatedRequests(t *testing.T) {
+	dir := t.TempDir()
+	nan := math.NaN()
+	files, err := WritePercentilePlot(filepath.Join(dir, "cell"), []string{"svg"}, "cell", []PercentilePanel{
+		{Name: "TTFT", Percentiles: []float64{50, 90}, Measured: []float64{0.1, 0.2}, Simulated: []float64{nan, nan}},
+	})
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	svg, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "no simulated request succeeded")
 }
