@@ -172,8 +172,10 @@ func PlanMemory(cfg Config, util float64, maxBatchedTokens, blockSize, maxModelL
 		if best.NumBlocks < 1 {
 			return best, fmt.Errorf("num_gpu_blocks_override: must be ≥ 1, got %d", best.NumBlocks)
 		}
-		if maxTok := best.MaxTokens(blockSize); maxModelLen > maxTok {
-			return best, fmt.Errorf("num_gpu_blocks_override %d holds %d tokens, fewer than max_model_len %d: a max_model_len request could never be scheduled; raise the override or lower max_model_len", best.NumBlocks, maxTok, maxModelLen)
+		// vLLM's block pool keeps one block as the null block, so N blocks
+		// serve (N − 1) × block_size tokens (engine.BlockPool).
+		if usable := (best.NumBlocks - 1) * blockSize; maxModelLen > usable {
+			return best, fmt.Errorf("num_gpu_blocks_override %d holds %d tokens beside vLLM's null block, fewer than max_model_len %d: a max_model_len request could never be scheduled; raise the override or lower max_model_len", best.NumBlocks, usable, maxModelLen)
 		}
 	}
 	return best, nil

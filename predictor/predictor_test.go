@@ -113,9 +113,12 @@ func TestMemoryRefusals(t *testing.T) {
 	_, err = PlanMemory(big, 0.9, 2048, 16, 4096, nil)
 	assert.ErrorContains(t, err, "model weights take")
 	n := 100
-	p, err := PlanMemory(c, 0.9, 2048, 16, 1600, &n)
+	p, err := PlanMemory(c, 0.9, 2048, 16, 1584, &n)
 	require.NoError(t, err)
 	assert.Equal(t, 100, p.NumBlocks)
+	// 100 blocks serve 99 × 16 = 1,584 tokens beside vLLM's null block.
+	_, err = PlanMemory(c, 0.9, 2048, 16, 1600, &n)
+	assert.ErrorContains(t, err, "num_gpu_blocks_override 100 holds 1584 tokens beside vLLM's null block, fewer than max_model_len 1600")
 }
 
 // A TP=2 decode step costs one rank's half-size GEMMs plus two

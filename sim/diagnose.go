@@ -14,11 +14,15 @@ import "fmt"
 //     how many requests are sent;
 //   - every request failed, and why: refused by the API server (prompt +
 //     output tokens over max_model_len) or given up at the client timeout
-//     (bench serve only warns that all requests failed).
+//     (bench serve only warns that all requests failed);
+//   - requests sent that neither finished nor timed out: the run ended
+//     with them waiting for KV blocks their engine cannot give (vLLM's
+//     null block leaves num_gpu_blocks − 1 usable; vLLM would wait
+//     forever).
 func Diagnose(res *Result, finiteRate bool) []string {
 	var notes []string
 	var tokens, chunks int64
-	var completed, rejected, timedOut int
+	var completed, rejected, timedOut, stuck int
 	var tpotSum float64
 	var tpotN int
 	for i := range res.Requests {
@@ -38,11 +42,21 @@ func Diagnose(res *Result, finiteRate bool) []string {
 			timedOut++
 		case r.FinishNs >= 0:
 			completed++
+		case r.SendNs >= 0:
+			stuck++
 		}
 	}
 	if completed == 0 && len(res.Requests) > 0 {
 		notes = append(notes, fmt.Sprintf("every request failed: %d refused by the API server (prompt + output tokens over max_model_len, HTTP 400), %d given up at the client timeout",
 			rejected, timedOut))
+	}
+	if stuck > 0 {
+		what, it := fmt.Sprintf("%d requests sent never finished nor timed out: the run ended with them", stuck), "them"
+		if stuck == 1 {
+			what, it = "1 request sent never finished nor timed out: the run ended with it", "it"
+		}
+		notes = append(notes, what+" waiting in an engine whose KV cache cannot hold "+it+
+			" (a request needs ⌈(prompt + output tokens) ÷ block_size⌉ blocks and vLLM keeps one of num_gpu_blocks as its null block); vLLM would keep "+it+" waiting forever")
 	}
 	if res.ITL != nil {
 		chunks += res.ITL.Count()

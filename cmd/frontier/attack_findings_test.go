@@ -116,3 +116,26 @@ func TestGatePlotCellWithoutSimulatedSuccesses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "no simulated request succeeded")
 }
+
+// num_gpu_blocks_override counts vLLM's null block: N blocks serve
+// (N − 1) × block_size tokens. --num-gpu-blocks-override 2 with
+// max_model_len 32 (16 usable tokens) ran on main, every request stuck
+// waiting, and printed "every request failed: 0 refused …, 0 given up at
+// the client timeout" (no cause); 1 block was already refused. Now both
+// are refused as the rule intends; 3 blocks (32 usable tokens) run.
+func TestBlocksOverrideCountsTheNullBlock(t *testing.T) {
+	args := func(n string) []string {
+		return []string{"simulate", "--num-gpu-blocks-override", n, "--num-prompts", "3", "--random-input-len", "16",
+			"--random-output-len", "4", "--max-model-len", "32", "--quiet"}
+	}
+	for _, n := range []string{"1", "2"} {
+		_, _, err := run(t, args(n)...)
+		var ue usageError
+		require.True(t, errors.As(err, &ue), "exit 2, got %v", err)
+		assert.Contains(t, err.Error(), "num_gpu_blocks_override "+n+" holds ")
+		assert.Contains(t, err.Error(), "beside vLLM's null block, fewer than max_model_len 32")
+	}
+	out, errOut, err := run(t, args("3")...)
+	require.NoError(t, err, errOut)
+	assert.Equal(t, 3, summaryInt(t, out, "Successful requests:"))
+}
