@@ -84,8 +84,22 @@ func (c *Core) kick(s *Sim) {
 }
 
 // launch starts the next step at s.now: the pre-scheduled batch when
-// there is one, else a batch scheduled now.
+// there is one, else a batch scheduled now. The decode macro-step may
+// then run the steps that follow inline (macro.go); when it ends one of
+// them and the next needs a full schedule, launch starts that one.
 func (c *Core) launch(s *Sim) {
+	for c.begin(s) {
+		if !c.macroStep(s) {
+			s.queue.push(c.stepStart+c.cost.WallNs, stepEnd{c})
+			return
+		}
+		c.busy = false
+	}
+}
+
+// begin schedules and prices the step starting at s.now; false when
+// there is nothing to run.
+func (c *Core) begin(s *Sim) bool {
 	if c.cur == nil {
 		c.cur, c.next = &engine.Step{}, &engine.Step{}
 	}
@@ -98,7 +112,7 @@ func (c *Core) launch(s *Sim) {
 	}
 	if len(c.cur.Items) == 0 {
 		c.busy = false
-		return
+		return false
 	}
 	c.busy = true
 	c.stepStart = s.now
@@ -111,7 +125,7 @@ func (c *Core) launch(s *Sim) {
 		c.hasNext = len(c.next.Items) > 0
 	}
 	s.checkStep(c, c.cost.WallNs)
-	s.queue.push(s.now+c.cost.WallNs, stepEnd{c})
+	return true
 }
 
 // fillBatch describes step st for the predictor. padTo > 0 forces the

@@ -1,5 +1,7 @@
 package sim
 
+import "math"
+
 // event is something that happens at a time; handle applies it and may
 // schedule further events.
 type event interface {
@@ -34,6 +36,14 @@ func (q *queue) push(at int64, ev event) {
 		q.h[i], q.h[p] = q.h[p], q.h[i]
 		i = p
 	}
+}
+
+// next is the time of the earliest event, or MaxInt64 when none is queued.
+func (q *queue) next() int64 {
+	if len(q.h) == 0 {
+		return math.MaxInt64
+	}
+	return q.h[0].at
 }
 
 func (q *queue) pop() item {

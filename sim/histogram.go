@@ -44,6 +44,29 @@ func (h *Histogram) Add(ns int64) {
 	h.sumSq += v * v
 }
 
+// AddN records n samples of one duration in ns: Add n times over, the
+// sums accumulated in the same order, so the histogram ends exactly as
+// after the n calls (the decode macro-step adds a step's equal gaps so).
+func (h *Histogram) AddN(ns, n int64) {
+	if n <= 0 {
+		return
+	}
+	ns = max(ns, 1)
+	v := float64(ns)
+	if ns != h.lastV {
+		h.lastV, h.lastB = ns, bucket(v)
+		for len(h.counts) <= h.lastB {
+			h.counts = append(h.counts, make([]int64, len(h.counts)+1024)...)
+		}
+	}
+	h.counts[h.lastB] += n
+	h.n += n
+	for ; n > 0; n-- {
+		h.sum += v
+		h.sumSq += v * v
+	}
+}
+
 // Count is the number of samples.
 func (h *Histogram) Count() int64 { return h.n }
 

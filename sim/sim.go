@@ -37,6 +37,11 @@ type Sim struct {
 	// maxModelLen rejects requests longer than max_model_len (0 = none).
 	maxModelLen int
 	tokDelay    int64 // delay after the API server per token, ns
+	// stepByStep turns the decode macro-step off (Options.StepByStep);
+	// macro is its reused bookkeeping.
+	stepByStep bool
+	macro      macroState
+	macroSteps int64 // steps ended inline (the equivalence tests' check)
 	// err stops the run (fail); Run returns it in Result.Err.
 	err  error
 	peak peakTokens
@@ -78,6 +83,10 @@ type Options struct {
 	// Progress, when set, is called every 1,000 finished requests and at
 	// the end with (finished, total).
 	Progress func(done, total int)
+	// StepByStep turns the decode macro-step off (macro.go): every step
+	// goes through the event queue. The outputs are the same, only
+	// slower; TestMacroStepEquivalence compares the two.
+	StepByStep bool
 	// Observer, when set, sees the run as it happens (sim/report).
 	Observer Observer
 }
@@ -85,7 +94,7 @@ type Options struct {
 // New assembles a simulation of plan on cores.
 // A nil router means least-loaded routing over all cores (one pool).
 func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostModel, c ClientConfig, opt Options) *Sim {
-	s := &Sim{cores: cores, host: host, stepSink: opt.StepSink, progress: opt.Progress, itl: NewHistogram(),
+	s := &Sim{cores: cores, host: host, stepSink: opt.StepSink, progress: opt.Progress, itl: NewHistogram(), stepByStep: opt.StepByStep,
 		tokSvc: int64(host.APITokenNs), tokDelay: int64(host.StreamPerTokenNs), scrapeAt: math.MaxInt64}
 	if router == nil {
 		router = LeastLoaded{}

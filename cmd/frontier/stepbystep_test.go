@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The decode macro-step changes no byte a user sees: for example
+// scenarios of several deployment kinds and a gate cell, frontier
+// simulate prints the same stdout and stderr and writes the same result
+// JSON, requests CSV, steps CSV, timeline and Prometheus metrics with
+// the macro-step as step by step (FRONTIER_STEP_BY_STEP=1).
+func TestStepByStepSameBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs each scenario twice")
+	}
+	date := regexp.MustCompile(`"date": ?"[^"]*"`)
+	for _, sc := range []string{
+		"../../scenarios/examples/llama-3.1-8b-h200-random.yaml",
+		"../../scenarios/examples/llama-3.1-70b-h200-2p1d.yaml",
+		"../../scenarios/examples/llama-3.1-8b-h200-dp4.yaml",
+		"../../scenarios/examples/mixtral-h100-tp2-shared-prefix.yaml",
+		"../../scenarios/examples/llama-3.1-8b-h200-chat-sessions.yaml",
+		"../../scenarios/gate/20260217-162547-llama-2-7b-tp1-roleplay.yaml",
+	} {
+		files := map[bool]map[string][]byte{}
+		for _, stepByStep := range []bool{true, false} {
+			dir := t.TempDir()
+			if stepByStep {
+				t.Setenv(stepByStepEnv, "1")
+			} else {
+				t.Setenv(stepByStepEnv, "")
+			}
+			out, errOut, err := run(t, "simulate", "--quiet", "--scenario", sc, "--save-result",
+				"--result-filename", filepath.Join(dir, "result.json"), "--requests-csv", filepath.Join(dir, "requests.csv"),
+				"--steps-csv", filepath.Join(dir, "steps.csv"), "--timeline", filepath.Join(dir, "timeline.csv"),
+				"--metrics", filepath.Join(dir, "metrics.prom"))
+			require.NoError(t, err, sc)
+			got := map[string][]byte{"stdout": []byte(out), "stderr": []byte(errOut)}
+			for _, name := range []string{"result.json", "requests.csv", "steps.csv", "timeline.csv", "metrics.prom"} {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				require.NoError(t, err, name)
+				got[name] = date.ReplaceAll(b, []byte(`"date":"X"`))
+			}
+			files[stepByStep] = got
+		}
+		for name, want := range files[true] {
+			assert.True(t, string(want) == string(files[false][name]), "%s: %s differs with the macro-step", sc, name)
+		}
+	}
+}
