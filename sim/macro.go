@@ -60,7 +60,20 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 	svc, delay := s.tokSvc, s.tokDelay
 	first := end
 	mc.times = mc.times[:0]
-	defer func() { mc.finish(c.cur, first, svc, delay) }()
+	// Without an observer nothing reads the requests between steps: their
+	// counts are kept back (engine.Decodes) and written at the end.
+	d := &mc.decodes
+	kept := s.obs == nil && c.Sched.BeginDecodes(d)
+	defer func() {
+		if kept {
+			if c.Async {
+				d.End(c.next, c.cur)
+			} else {
+				d.End(c.cur, nil)
+			}
+		}
+		mc.finish(c.cur, first, svc, delay)
+	}()
 	for cycle := 0; cycle < m && end < horizon && end <= MaxClockNs && s.err == nil; cycle++ {
 		w := end - c.stepStart
 		if cycle > 0 && int64(mc.busiest)*svc > w {
@@ -70,7 +83,11 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 		s.now = end
 		s.macroSteps++
 		c.record(s, c.cur, c.stepStart, false)
-		c.Sched.SampleDecodes(c.cur)
+		if kept {
+			d.Sample()
+		} else {
+			c.Sched.SampleDecodes(c.cur)
+		}
 		if cycle == 0 {
 			mc.firstTokens(s, c.cur, end, svc, delay)
 		} else {
@@ -81,13 +98,19 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 		// The next step starts at end: as begin would start it, with its
 		// schedule done by ScheduleDecodes unless the pool is short of
 		// the blocks its tokens start (Schedule then preempts: begin).
-		if c.Sched.DecodeBlocks() > c.Sched.Pool.NumFree() {
+		blocks := 0
+		if kept {
+			blocks = d.Blocks()
+		} else {
+			blocks = c.Sched.DecodeBlocks()
+		}
+		if blocks > c.Sched.Pool.NumFree() {
 			return true
 		}
 		if c.Async {
 			c.cur, c.next = c.next, c.cur
 		} else {
-			c.Sched.ScheduleDecodes(c.cur, 1)
+			mc.schedule(c, d, kept, c.cur, 1)
 			c.cur.ScheduledNs = end
 		}
 		c.stepStart = end
@@ -95,13 +118,24 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 		c.cost = c.Pred.Step(&c.batch, c.Async)
 		c.Steps++
 		if c.Async {
-			c.Sched.ScheduleDecodes(c.next, 2)
+			mc.schedule(c, d, kept, c.next, 2)
 			c.next.ScheduledNs = end
 		}
 		s.checkStep(c, c.cost.WallNs)
 		end = c.stepStart + c.cost.WallNs
 	}
 	return false
+}
+
+// schedule makes next the core's next plain decode step (by steps after
+// its last use: engine.Scheduler.ScheduleDecodes), with the counts kept
+// back when kept.
+func (mc *macroState) schedule(c *Core, d *engine.Decodes, kept bool, next *engine.Step, by int) {
+	if kept {
+		d.Schedule(next, by)
+	} else {
+		c.Sched.ScheduleDecodes(next, by)
+	}
 }
 
 // sameDecodes reports whether cur and next (async scheduling's two
@@ -128,6 +162,7 @@ type macroState struct {
 	count   []int        // tokens each streams per step
 	busiest int          // the largest count
 	times   []int64      // ends of the steps after the first, ns
+	decodes engine.Decodes
 }
 
 // prepare checks that every request of step st streams its tokens to a

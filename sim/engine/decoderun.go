@@ -109,3 +109,149 @@ func (s *Scheduler) ScheduleDecodes(next *Step, by int) {
 		DecodeCtxSum: next.DecodeCtxSum + int64(by*n), KVBlocksUsed: s.Pool.NumUsed(),
 		NumRunning: len(s.running), NumWaiting: s.numWaiting}
 }
+
+// Decodes is a run of plain decode cycles whose per-request state is
+// kept back: between BeginDecodes and End the scheduler's requests are
+// not advanced cycle by cycle; each request's counts follow from the
+// cycles sampled (D) and scheduled (S) since the start, and it is touched
+// only when a token of its starts or fills a KV block (allocate, in the
+// order Schedule would call it). End writes the counts (and the steps'
+// items) as cycle-by-cycle updates would have left them. Nothing may
+// read the requests or the steps' items in between: a caller that shows
+// them (an observer) uses SampleDecodes and ScheduleDecodes instead.
+type Decodes struct {
+	s          *Scheduler
+	reqs       []*Request
+	c0, o0, p0 []int
+	// due holds, by cycle modulo its length, the indices (in running
+	// order) of the requests whose next token starts or fills a block in
+	// that cycle's schedule.
+	due  [][]int32
+	S, D int
+}
+
+// BeginDecodes starts a run over the running requests, as
+// PlainDecodeCycles found them; false (use SampleDecodes and
+// ScheduleDecodes) when a request holds blocks further ahead than a run
+// tracks.
+func (s *Scheduler) BeginDecodes(d *Decodes) bool {
+	d.s, d.S, d.D = s, 0, 0
+	d.reqs = append(d.reqs[:0], s.running...)
+	n := len(d.reqs)
+	d.c0, d.o0, d.p0 = grow(d.c0, n), grow(d.o0, n), grow(d.p0, n)
+	if w := s.cfg.BlockSize + 2; len(d.due) != w {
+		d.due = make([][]int32, w)
+	}
+	for i := range d.due {
+		d.due[i] = d.due[i][:0]
+	}
+	for i, r := range d.reqs {
+		d.c0[i], d.o0[i], d.p0[i] = r.NumComputed, r.NumOutput, r.Pending
+		if !d.plan(i) {
+			return false
+		}
+	}
+	return true
+}
+
+func grow(v []int, n int) []int {
+	if cap(v) < n {
+		return make([]int, n)
+	}
+	return v[:n]
+}
+
+// plan files request i under the cycle whose schedule next calls
+// allocate for it (its slow path: a token that starts a block it does
+// not hold, computed+1 > blocks × block_size, or a block newly full,
+// prompt+output ≥ (hashed+1) × block_size). Cycle j (from 1) schedules
+// with c0+j−1 computed and o0+j output tokens.
+//
+// A block is allocated just in time, so the cycle is at most a block's
+// tokens ahead (and after one due cycle, at most bs cycles later): due's
+// bs+2 slots never wrap onto a cycle not yet run.
+func (d *Decodes) plan(i int) bool {
+	r, bs := d.reqs[i], d.s.cfg.BlockSize
+	j := min(len(r.Blocks)*bs-d.c0[i]+1, (r.numHashed+1)*bs-r.PromptTokens-d.o0[i])
+	j = max(j, d.S+1) // due now at the latest
+	if j-d.S >= len(d.due) {
+		return false
+	}
+	d.due[j%len(d.due)] = append(d.due[j%len(d.due)], int32(i))
+	return true
+}
+
+// Sample is SampleDecodes, kept back.
+func (d *Decodes) Sample() { d.D++ }
+
+// Blocks is DecodeBlocks for the next schedule.
+func (d *Decodes) Blocks() int {
+	j, bs, need := d.S+1, d.s.cfg.BlockSize, 0
+	for _, i := range d.due[j%len(d.due)] {
+		if d.c0[i]+j-1+1 > len(d.reqs[i].Blocks)*bs {
+			need++
+		}
+	}
+	return need
+}
+
+// Schedule is ScheduleDecodes, kept back: only the requests due in this
+// cycle are brought up to date and allocated for, in running order.
+func (d *Decodes) Schedule(next *Step, by int) {
+	j := d.S + 1
+	slot := &d.due[j%len(d.due)]
+	list := *slot
+	*slot = nil // plan may file into this slot again only for a later cycle
+	if len(list) > 1 {
+		sortInt32(list)
+	}
+	for _, i := range list {
+		r := d.reqs[i]
+		r.NumOutput, r.Pending, r.NumComputed = d.o0[i]+d.D, d.p0[i]+d.S-d.D, d.c0[i]+d.S
+		if !d.s.allocate(r, r.NumComputed, 1, nil) {
+			panic("engine: Decodes.Schedule without the blocks Blocks counted") // a bug, not input
+		}
+	}
+	d.S = j
+	for _, i := range list {
+		if !d.plan(int(i)) {
+			panic("engine: Decodes: a block boundary beyond the due ring") // a bug, not input
+		}
+	}
+	if *slot == nil {
+		*slot = list[:0] // keep the slice for reuse
+	}
+	n := len(next.Items)
+	*next = Step{Items: next.Items, NumTokens: n, NumDecode: n, NumSampled: n,
+		DecodeCtxSum: next.DecodeCtxSum + int64(by*n), KVBlocksUsed: d.s.Pool.NumUsed(),
+		NumRunning: len(d.s.running), NumWaiting: d.s.numWaiting}
+}
+
+// End writes the requests' counts and the items of last (the step
+// scheduled last) and, with async scheduling, of before (the one before
+// it; nil without) as the cycles run so far leave them.
+func (d *Decodes) End(last, before *Step) {
+	for i, r := range d.reqs {
+		r.NumComputed, r.NumOutput, r.Pending = d.c0[i]+d.S, d.o0[i]+d.D, d.p0[i]+d.S-d.D
+	}
+	for i := range last.Items {
+		it := &last.Items[i]
+		it.Computed = it.Req.NumComputed - 1
+	}
+	if before != nil {
+		for i := range before.Items {
+			it := &before.Items[i]
+			it.Computed = it.Req.NumComputed - 2
+		}
+	}
+}
+
+// sortInt32 sorts a short list in place (insertion sort: a cycle's due
+// requests are few).
+func sortInt32(v []int32) {
+	for i := 1; i < len(v); i++ {
+		for k := i; k > 0 && v[k] < v[k-1]; k-- {
+			v[k], v[k-1] = v[k-1], v[k]
+		}
+	}
+}
