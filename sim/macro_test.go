@@ -183,7 +183,7 @@ func equivalenceScenarios(t testing.TB) []equivalenceCase {
 	for i := 0; i < 40; i++ {
 		out = append(out, randomCase(rng, i))
 	}
-	return out
+	return append(out, policyCases(t)...)
 }
 
 // shrink cuts a scenario's workload to about n requests.
