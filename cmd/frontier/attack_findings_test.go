@@ -139,3 +139,30 @@ func TestBlocksOverrideCountsTheNullBlock(t *testing.T) {
 	require.NoError(t, err, errOut)
 	assert.Equal(t, 3, summaryInt(t, out, "Successful requests:"))
 }
+
+// Two output flags naming one file: on main the run exited 0 and the
+// later write replaced the earlier (--timeline x --metrics x kept only the
+// .prom; --trace t.json --result-filename t.json only the result;
+// --steps-csv with --timeline interleaved both). Refused before the run,
+// naming both flags; nothing is written.
+func TestOutputFlagsNeedDistinctFiles(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--timeline", x, "--metrics", x}, "--timeline and --metrics both write " + x},
+		{[]string{"--trace", x + ".json", "--save-result", "--result-filename", x + ".json"}, "both write " + x + ".json"},
+		{[]string{"--timeline", x, "--steps-csv", filepath.Join(dir, ".", "x")}, "--steps-csv and --timeline both write"},
+		{[]string{"--requests-csv", x, "--plot", x}, "--requests-csv and --plot both write " + x},
+	} {
+		out, _, err := run(t, withTiny(c.args...)...)
+		var ue usageError
+		require.True(t, errors.As(err, &ue), "%v: exit 2, got %v", c.args, err)
+		assert.Contains(t, err.Error(), c.want)
+		assert.NotContains(t, out, "Successful requests:")
+		entries, _ := os.ReadDir(dir)
+		assert.Empty(t, entries, "%v", c.args)
+	}
+}

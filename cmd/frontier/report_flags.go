@@ -97,9 +97,33 @@ func checkPlotDir(flag, dir string) error {
 	return os.RemoveAll(top)
 }
 
+// outputPath is an output flag and the path it writes.
+type outputPath struct{ flag, path string }
+
+// distinctOutputs refuses two output flags naming one path: the later
+// write would silently replace (or interleave with) the earlier one.
+func distinctOutputs(outs []outputPath) error {
+	seen := map[string]string{}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		key, err := filepath.Abs(o.path)
+		if err != nil {
+			key = filepath.Clean(o.path)
+		}
+		if prev, ok := seen[key]; ok {
+			return fmt.Errorf("%s and %s both write %s: give each output its own file", prev, o.flag, o.path)
+		}
+		seen[key] = o.flag
+	}
+	return nil
+}
+
 // check validates the report flags and probes every output path before
-// the run (nothing is left behind when it refuses).
-func (r *reportFlags) check() error {
+// the run (nothing is left behind when it refuses); others are simulate's
+// other outputs, which must not share a path with these or each other.
+func (r *reportFlags) check(others ...outputPath) error {
 	// At most the simulated clock's reach (sim.MaxClockNs, ≈ 4.6e9 s): a
 	// larger interval overflowed int64 ns and left the timeline empty.
 	if maxS := float64(sim.MaxClockNs) / 1e9; !(r.intervalS >= 0.001) || r.intervalS > maxS {
@@ -118,6 +142,10 @@ func (r *reportFlags) check() error {
 	}
 	var err error
 	if r.formats, err = parsePlotFormats(r.plotFormats); err != nil {
+		return err
+	}
+	if err := distinctOutputs(append(others, outputPath{"--timeline", r.timeline}, outputPath{"--metrics", r.metrics},
+		outputPath{"--trace", r.trace}, outputPath{"--plot", r.plotDir})); err != nil {
 		return err
 	}
 	for _, p := range []struct{ flag, path string }{{"--timeline", r.timeline}, {"--metrics", r.metrics}, {"--trace", r.trace}} {

@@ -477,7 +477,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	if err := checkWritable("--requests-csv", f.requestsCSV); err != nil {
 		return bad(err)
 	}
-	if err := f.report.check(); err != nil {
+	if err := f.report.check(outputPath{"--save-result", resultPath}, outputPath{"--requests-csv", f.requestsCSV}, outputPath{"--steps-csv", f.stepsCSV}); err != nil {
 		return bad(err)
 	}
 	var steps *stepWriter
