@@ -2,7 +2,9 @@ package sim
 
 import (
 	"cmp"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +117,59 @@ func TestInvariantsSessions(t *testing.T) {
 	assert.Positive(t, failed, "and timeouts")
 	assert.Positive(t, hits)
 	assert.Zero(t, s.cores[0].Sched.Pool.NumUsed(), "all blocks free at the end")
+}
+
+// The decode macro-step's equivalence harness on session workloads
+// (beyond the examples it already runs): closed-loop chat and agents with
+// tool calls, turns cut for max_model_len, client timeouts, a small KV
+// cache that preempts and evicts, async scheduling on and off, two DP
+// engines, and a session trace; each gives the same bytes with the
+// macro-step as step by step.
+func TestMacroStepEquivalenceSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("each run twice")
+	}
+	var cases []equivalenceCase
+	for i, async := range []bool{true, false} {
+		sc := sessionsScenario(40)
+		s := sc.Workload.Sessions
+		s.ThinkTimeS = scenarios.Distribution{Distribution: "uniform", Min: 0, Max: 0.5}
+		s.RangeRatio, s.ToolCallProbability, s.ToolResultLen = 0.5, 0.4, 300
+		s.ToolLatencyS = scenarios.Distribution{Distribution: "exponential", Mean: 0.2}
+		s.NumTurns = scenarios.Distribution{Distribution: "uniform", Min: 2, Max: 9}
+		blocks, timeout := 400, 3.0
+		sc.Deployment.NumGPUBlocksOverride, sc.Deployment.MaxNumSeqs, sc.Deployment.MaxModelLen = &blocks, 32, 1500
+		sc.Deployment.AsyncScheduling = &async
+		sc.Workload.Arrivals.RequestRate, sc.Workload.Arrivals.TimeoutS = 20, &timeout
+		cases = append(cases, equivalenceCase{[]string{"sessions, async", "sessions, sync"}[i], sc})
+	}
+	users, dp := 16, 2
+	sc := sessionsScenario(48)
+	sc.Workload.Sessions.ConcurrentUsers = &users
+	sc.Workload.Arrivals.RequestRate = scenarios.Rate(math.Inf(1))
+	sc.Deployment.DataParallelSize = dp
+	cases = append(cases, equivalenceCase{"sessions, 16 users, DP 2", sc})
+	tr := sessionsScenario(1)
+	tr.Workload = scenarios.Workload{Dataset: "trace", Trace: &scenarios.TraceData{Path: "../fixtures/traces/two_sessions.csv"}, Arrivals: scenarios.DefaultArrivals()}
+	cases = append(cases, equivalenceCase{"session trace", tr})
+	// The first case exercises what it says: cut turns, timeouts, preemption.
+	var preempted int
+	s, st, err := Build(cases[0].sc, Options{StepSink: func(r StepRecord) { preempted += r.Preempted }})
+	require.NoError(t, err)
+	failed := 0
+	for _, r := range s.Run().Requests {
+		if r.Failed {
+			failed++
+		}
+	}
+	t.Logf("%d turns failed, %d preemptions", failed, preempted)
+	assert.Positive(t, failed, "timeouts")
+	assert.Positive(t, preempted, "preemption")
+	assert.Contains(t, strings.Join(st.Notes, "\n"), "would exceed max_model_len 1500", "turns cut")
+	var inline int64
+	for _, c := range cases {
+		inline += requireStepByStepEquivalent(t, c.name, c.sc)
+	}
+	t.Logf("%d steps inline", inline)
+	require.Positive(t, inline)
 }

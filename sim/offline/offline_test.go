@@ -134,3 +134,30 @@ func TestCheckRefusals(t *testing.T) {
 	st.Deployment = &sim.Deployment{DP: 2}
 	assert.ErrorContains(t, Check(st), "Data parallel is only supported with external launcher mode")
 }
+
+// The decode macro-step changes nothing offline either: bench latency's
+// iterations (prefix caching on, so later iterations hit) and bench
+// throughput's one batch give the same requests and steps step by step.
+func TestOfflineMacroStepEquivalence(t *testing.T) {
+	for _, plan := range []*workload.Plan{
+		LatencyPlan(LatencyConfig{InputLen: 48, OutputLen: 40, BatchSize: 6, NumItersWarmup: 1, NumIters: 3}),
+		{Stages: []workload.Stage{{Requests: func() []workload.Request {
+			var reqs []workload.Request
+			for i := range 60 {
+				reqs = append(reqs, workload.Request{ID: i, PromptTokens: 100 + 37*i, OutputTokens: 5 + i%23, ContentKey: uint64(i + 1), UniquePrompt: true})
+			}
+			return reqs
+		}()}}},
+	} {
+		var runs [2][]sim.StepRecord
+		var reqs [2][]sim.RequestRecord
+		for i, stepByStep := range []bool{true, false} {
+			res, err := Run(setup(t, true), plan, sim.Options{StepByStep: stepByStep, StepSink: func(r sim.StepRecord) { runs[i] = append(runs[i], r) }})
+			require.NoError(t, err)
+			reqs[i] = res.Requests
+		}
+		require.NotEmpty(t, runs[0])
+		assert.Equal(t, runs[0], runs[1], "steps")
+		assert.Equal(t, reqs[0], reqs[1], "requests")
+	}
+}
