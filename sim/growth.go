@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -83,8 +84,10 @@ func DetectGrowth(reqs []RequestRecord) Growth {
 	if n < GrowthMinRequests || span <= 0 {
 		return g
 	}
-	quarter := func(t int64) int { return min(3, int((t-first)*4/span)) }
-	bound := func(k int) int64 { return first + span*int64(k)/4 }
+	// (t − first) × 4 and span × k pass int64 once the window passes
+	// 2^61 ns (rates below ~1e-8 req/s): both are worked in 128 bits.
+	quarter := func(t int64) int { return min(3, int(mulDiv(t-first, 4, span))) }
+	bound := func(k int) int64 { return first + mulDiv(span, int64(k), 4) }
 	var ttft [4][]float64
 	var e2eFirst []float64
 	var area [4]float64
@@ -177,4 +180,12 @@ func inFlightBetween(reqs []RequestRecord, from, to, end int64) float64 {
 		}
 	}
 	return area / float64(to-from)
+}
+
+// mulDiv is a × b / c, rounded down, for 0 ≤ a, 0 ≤ b ≤ 4, 0 < c with
+// a × b / c < 2^63: the product is kept in 128 bits.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(q)
 }

@@ -220,3 +220,25 @@ func TestNoOverloadNoteOnADip(t *testing.T) {
 		assert.NotContains(t, n, "overloaded")
 	}
 }
+// A send window past 2^61 ns (a request rate of 1.5e-8 req/s: about 2
+// years between sends) once overflowed (t − first) × 4 into a negative
+// quarter index (panic: index out of range [-3]). The quarters are worked
+// in 128-bit arithmetic: the same steady queue spread over such a window
+// is judged, each quarter holds 25 sends, and a steady queue stays quiet.
+func TestDetectGrowthLongWindow(t *testing.T) {
+	const gap = int64(1) << 55 // ns between sends: 99 gaps ≈ 3.6e18 ns, × 4 past int64
+	var recs []RequestRecord
+	for i := range 100 {
+		send := int64(i) * gap
+		recs = append(recs, RequestRecord{ID: i, SendNs: send, FirstTokenNs: send + 50*ms, FinishNs: send + 1050*ms, OutputTokens: 10})
+	}
+	var g Growth
+	require.NotPanics(t, func() { g = DetectGrowth(recs) })
+	require.True(t, g.Judged)
+	assert.False(t, g.Growing)
+	assert.Equal(t, [4]float64{50, 50, 50, 50}, g.TTFTMs)
+	// One request in flight for 1.05 s of each quarter's ~2^59 ns: ~0.
+	for k := range 4 {
+		assert.InDelta(t, 0, g.InFlight[k], 1e-6, "quarter %d", k)
+	}
+}
