@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -26,6 +27,10 @@ type Growth struct {
 	// longer (median E2E) than a quarter of the send window: the server was
 	// still filling from empty, so InFlight is not judged, only TTFTMs.
 	InFlightRamp bool
+	// FirstE2EMs is that median E2E, ms (+Inf when none of the first
+	// quarter's requests finished), and SendWindowMs the send window,
+	// first to last send, ms: what InFlightRamp compares.
+	FirstE2EMs, SendWindowMs float64
 }
 
 // Thresholds of DetectGrowth. A series (median TTFT, or requests in flight)
@@ -128,7 +133,11 @@ func DetectGrowth(reqs []RequestRecord) Growth {
 		g.InFlight[k] = area[k] / float64(bound(k+1)-bound(k))
 	}
 	slices.Sort(e2eFirst)
-	g.InFlightRamp = len(e2eFirst) == 0 || Percentile(e2eFirst, 50) > float64(span)/4
+	g.FirstE2EMs, g.SendWindowMs = math.Inf(1), float64(span)/1e6
+	if len(e2eFirst) > 0 {
+		g.FirstE2EMs = Percentile(e2eFirst, 50) / 1e6
+	}
+	g.InFlightRamp = g.FirstE2EMs > g.SendWindowMs/4
 	rising := func(v [4]float64, first, minRise float64) bool {
 		ref := max(first, v[1])
 		return v[1] < v[2] && v[2] < v[3] && v[3] >= GrowthRatio*ref && v[3]-ref >= minRise

@@ -220,6 +220,7 @@ func TestNoOverloadNoteOnADip(t *testing.T) {
 		assert.NotContains(t, n, "overloaded")
 	}
 }
+
 // A send window past 2^61 ns (a request rate of 1.5e-8 req/s: about 2
 // years between sends) once overflowed (t − first) × 4 into a negative
 // quarter index (panic: index out of range [-3]). The quarters are worked

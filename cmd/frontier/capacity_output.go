@@ -110,6 +110,9 @@ func printCapacity(w io.Writer, base *scenarios.Scenario, r *capacityRun, f *cap
 	}
 	at := c.At
 	bracket := "the highest load probed held"
+	if c.Bound != "" {
+		bracket = c.Bound
+	}
 	if c.Above != nil {
 		bracket = fmt.Sprintf("%.2f %s failed: within %.3g %%", c.Above.X, unit, 100*(c.Above.X-c.X)/c.X)
 	}

@@ -22,9 +22,10 @@ type Search struct {
 	Precision float64 // relative width of the final bracket, e.g. 0.02
 	Seeds     []int64 // every seed must hold
 	Requests  int     // requests of a probe before any lengthening
-	// Lengthen is how many times a probe whose queue or TTFT is still
-	// growing (sim.DetectGrowth) is rerun with twice the requests before
-	// it fails for growing.
+	// Lengthen is how many times a probe that does not show a steady
+	// state (unsteady: its queue or TTFT still growing, the server still
+	// filling, sim.DetectGrowth) is rerun with twice the requests before
+	// it fails.
 	Lengthen int
 	// ClosedLoop searches the highest max concurrency (integers from 1;
 	// the queue is bounded by it, so growth is not judged).
@@ -60,6 +61,10 @@ type Capacity struct {
 	Limit  string  // what binds at capacity, from the runs' own signals
 	// Refused is why the deployment does not run at all (vLLM's reason).
 	Refused string
+	// Bound is set when no load above X was found failing because the
+	// search stopped: X is then a bound of the probes, not of the
+	// deployment, and Bound says why ("" when Above bounds X).
+	Bound string
 }
 
 // maxDoublings bounds the upward bracket (a load 2^20 above the start).
@@ -98,11 +103,25 @@ func (s *Search) Run() *Capacity {
 			c.Refused = p.Refused
 			return c
 		}
-		if !p.Held || k == maxDoublings {
+		if !p.Held {
 			break
 		}
 		lo = hi
+		switch {
+		case s.ClosedLoop && hi >= float64(s.Requests):
+			// Every request of a probe is in flight at once: a higher
+			// concurrency sends the same probe.
+			c.Bound = fmt.Sprintf("every SLO held with all %d requests of a probe in flight at once; a higher concurrency needs longer probes (--num-prompts)", s.Requests)
+		case k == maxDoublings:
+			c.Bound = fmt.Sprintf("every SLO held at %s %s, 2^%d times the first load probed; the search stops there", fmtX(hi), "req/s", maxDoublings)
+		}
+		if c.Bound != "" {
+			break
+		}
 		hi *= 2
+		if s.ClosedLoop {
+			hi = min(hi, float64(s.Requests))
+		}
 	}
 	if lo == 0 && !s.ClosedLoop {
 		lo = hi / 2
@@ -116,7 +135,7 @@ func (s *Search) Run() *Capacity {
 			lo = 0
 		}
 	}
-	for lo > 0 && (hi-lo)/lo > s.Precision {
+	for c.Bound == "" && lo > 0 && (hi-lo)/lo > s.Precision {
 		mid := roundSig((lo+hi)/2, 4)
 		if mid <= lo || mid >= hi {
 			mid = (lo + hi) / 2
@@ -126,6 +145,9 @@ func (s *Search) Run() *Capacity {
 				break
 			}
 			mid = math.Floor(mid)
+		}
+		if mid <= lo || mid >= hi {
+			break // lo and hi are adjacent floats: no load between them
 		}
 		if probe(mid).Held {
 			lo = mid
@@ -217,15 +239,34 @@ func (s *Search) trial(x float64, seed int64) *Probe {
 			return p
 		}
 		g := sim.DetectGrowth(o.Result.Requests)
-		if !g.Growing {
+		if why := unsteady(g); why == "" {
 			return p
-		}
-		if k >= s.Lengthen {
-			p.Held, p.Why = false, fmt.Sprintf("still growing after %d requests: %s", n, g.Reason)
+		} else if k >= s.Lengthen {
+			p.Held, p.Why = false, fmt.Sprintf("%s after %d requests: %s", map[bool]string{true: "still growing", false: "no steady state"}[g.Growing], n, why)
 			return p
 		}
 		n *= 2
 	}
+}
+
+// unsteady says why a probe does not show a steady state ("" when it
+// does): its queue or TTFT still growing at the last send; the server
+// still filling (sim.Growth.InFlightRamp: the first quarter's requests
+// outlasting a quarter of the send window, so the run is mostly ramp and
+// drain: a load far above capacity whose requests all arrive before the
+// first ones finish looks like a burst, which a loose SLO can pass at any
+// rate); or too few requests per quarter to judge.
+func unsteady(g sim.Growth) string {
+	switch {
+	case g.Growing:
+		return g.Reason
+	case !g.Judged:
+		return fmt.Sprintf("too few requests in a quarter of the sends to judge a trend (fewer than %d)", sim.GrowthMinPerQuarter)
+	case g.InFlightRamp:
+		return fmt.Sprintf("the server was still filling: the first quarter's requests took %.0f ms (median E2E), more than a quarter of the %.0f ms send window",
+			g.FirstE2EMs, g.SendWindowMs)
+	}
+	return ""
 }
 
 func fmtMs(v float64) string {

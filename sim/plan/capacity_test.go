@@ -152,3 +152,87 @@ func TestSLOValueCountsFailures(t *testing.T) {
 	assert.InDelta(t, 20, val("ttft:mean<=1"), 1e-9)
 	assert.InDelta(t, 15, val("tpot:mean<=1"), 1e-9)
 }
+
+// roomyProber is a deployment no probe of n ≤ 64 requests can queue:
+// 64 sequences at a time, every step 10 ms whatever its batch, so a
+// request of 16 prompt and 10 output tokens takes ~100 ms and the engine
+// completes up to 64 / 0.1 s = 640 req/s. Every TTFT is one or two steps
+// at any request rate, however high: a short probe meets a loose SLO
+// even when all its requests arrive at once.
+func roomyProber(t *testing.T, closed bool) Prober {
+	return func(x float64, seed int64, n int) *Outcome {
+		rate, conc := x, 0
+		if closed {
+			rate, conc = math.Inf(1), int(x)
+		}
+		w := scenarios.Workload{Seed: seed, Dataset: "random", Random: &scenarios.RandomData{NumPrompts: n, InputLen: 16, OutputLen: 10},
+			Arrivals: scenarios.Arrivals{RequestRate: scenarios.Rate(rate), Burstiness: 1}}
+		pl, err := workload.Build(&w, func(s string) string { return s })
+		require.NoError(t, err)
+		core := &sim.Core{Sched: engine.NewScheduler(engine.Config{MaxNumSeqs: 64, MaxNumBatchedTokens: 4096, MaxModelLen: 4096, BlockSize: 16, NumBlocks: 10000}),
+			Pred: fixedPricer{}, PP: 1}
+		s := sim.New(pl, []*sim.Core{core}, sim.LeastLoaded{}, predictor.HostModel{}, sim.ClientConfig{MaxConcurrency: conc}, sim.Options{})
+		res := s.Run()
+		st := &sim.Setup{Pools: []*sim.Deployment{{Pred: predictor.Config{TP: 1}, PP: 1, DP: 1, Instances: 1}}}
+		return &Outcome{Setup: st, Result: res, Summary: sim.Summarize(res.Requests, res.ITL, []float64{99}, sim.SLO{})}
+	}
+}
+
+// When the SLOs hold even for a burst (on main: the search doubled the
+// load 20 times and reported 3.6e7 req/s for 50-request probes of
+// Llama-3.1-8B with ttft:p99<=1000s), only loads a probe shows in steady
+// state count: a probe whose first quarter of requests is still running
+// when a quarter of the sends has gone (the server still filling:
+// sim.Growth.InFlightRamp) is lengthened, and fails when it never
+// settles; so does one whose queue still grows. The answer stays below
+// the engine's throughput (~640 req/s; 700 allows for the queue growing
+// too slowly to show in 200 requests).
+func TestCapacityNeedsSteadyState(t *testing.T) {
+	slo, err := ParseSLO("ttft:p99<=1000s")
+	require.NoError(t, err)
+	s := &Search{Probe: roomyProber(t, false), SLOs: []SLO{slo}, Precision: 0.02, Seeds: []int64{0}, Requests: 50, Lengthen: 2}
+	c := s.Run()
+	require.Empty(t, c.Refused)
+	require.NotNil(t, c.At)
+	require.NotNil(t, c.Above)
+	assert.Empty(t, c.Bound)
+	assert.Less(t, c.X, 700.0, "above the engine's throughput no rate is sustained")
+	for _, p := range c.Probes {
+		assert.True(t, !p.Held || p.X < 700, "%.4g req/s held", p.X)
+	}
+	// 10^5 req/s: all 50 requests sent within 1 ms, the first ones done after ~100 ms.
+	p := s.probe(1e5)
+	assert.False(t, p.Held)
+	assert.Equal(t, 200, p.Requests, "lengthened twice")
+	assert.Contains(t, p.Why, "no steady state after 200 requests: the server was still filling: the first quarter's requests took ")
+}
+
+// A closed loop stops at the probe's own length: a concurrency of
+// --num-prompts puts every request in flight at once, and more changes
+// nothing (on main the search doubled to 1,048,576 concurrent requests
+// for 50-request probes). The answer says it is a bound of the probe.
+func TestClosedLoopCapacityStopsAtTheProbeLength(t *testing.T) {
+	slo, err := ParseSLO("ttft:p99<=1000s")
+	require.NoError(t, err)
+	c := (&Search{Probe: roomyProber(t, true), SLOs: []SLO{slo}, Precision: 0.02, Seeds: []int64{0}, Requests: 50, ClosedLoop: true}).Run()
+	assert.Equal(t, 50.0, c.X)
+	require.NotNil(t, c.At)
+	assert.Nil(t, c.Above)
+	var xs []float64
+	for _, p := range c.Probes {
+		xs = append(xs, p.X)
+	}
+	assert.Equal(t, []float64{1, 2, 4, 8, 16, 32, 50}, xs)
+	assert.Equal(t, "every SLO held with all 50 requests of a probe in flight at once; a higher concurrency needs longer probes (--num-prompts)", c.Bound)
+}
+
+// A precision finer than the float spacing of the loads ends (on main
+// --precision 1e-17 bisected forever: the midpoint of two adjacent
+// floats is one of them).
+func TestCapacityPrecisionBelowFloatSpacing(t *testing.T) {
+	slo, err := ParseSLO("ttft:p99<=100ms")
+	require.NoError(t, err)
+	c := (&Search{Probe: syntheticProber(t), SLOs: []SLO{slo}, Precision: 1e-17, Seeds: []int64{0}, Requests: 400, Lengthen: 2}).Run()
+	require.NotNil(t, c.Above)
+	assert.Equal(t, math.Nextafter(c.X, math.Inf(1)), c.Above.X, "bisected down to adjacent floats")
+}
