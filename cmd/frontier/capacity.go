@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"frontier/scenarios"
+	"frontier/sim"
 	"frontier/sim/plan"
 )
 
@@ -118,6 +120,10 @@ func prepareCapacity(cmd *cobra.Command, f *capacityFlags) (*capacityRun, error)
 	}
 	if set("num-prompts") {
 		r.requests = f.sim.numPrompts
+		if r.requests < sim.GrowthMinRequests {
+			return nil, fmt.Errorf("--num-prompts: a capacity probe needs at least %d requests to show whether its queue keeps growing (sim.GrowthMinRequests), got %d",
+				sim.GrowthMinRequests, r.requests)
+		}
 	}
 	for k := 0; k < f.seeds; k++ {
 		r.seeds = append(r.seeds, f.sim.seed+int64(k))
@@ -151,12 +157,21 @@ func prepareCapacity(cmd *cobra.Command, f *capacityFlags) (*capacityRun, error)
 		}
 	}
 	for _, p := range r.candidates {
-		sc, err := b.scenario(append(p.Args(), r.probeArgs(1, r.seeds[0], r.requests, f.closedLoop)...), p.Deployment, true)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Label(), err)
+		label := func(err error) error {
+			if p.Label() == "base" {
+				return err // no axis: the error is the run's own
+			}
+			return fmt.Errorf("%s: %w", p.Label(), err)
 		}
-		if sc.Workload.Dataset != "random" {
-			return nil, fmt.Errorf("--dataset-name %s: capacity probes the random dataset (its length is --num-prompts)", sc.Workload.Dataset)
+		sc, err := b.scenario(p.Args(), p.Deployment, false)
+		if err != nil {
+			return nil, label(err)
+		}
+		if err := probedDataset(sc, set, f.sim.scenario); err != nil {
+			return nil, err
+		}
+		if sc, err = b.scenario(append(p.Args(), r.probeArgs(1, r.seeds[0], r.requests, f.closedLoop)...), p.Deployment, true); err != nil {
+			return nil, label(err)
 		}
 		if len(sc.Workload.Arrivals.Stages) > 0 {
 			return nil, errors.New("--scenario: capacity sets the request rate; a scenario with workload.arrivals.stages has none")
@@ -168,6 +183,29 @@ func prepareCapacity(cmd *cobra.Command, f *capacityFlags) (*capacityRun, error)
 		}
 	}
 	return r, nil
+}
+
+// probedDataset refuses a workload other than the random dataset, naming
+// where it came from (--dataset-name, or the --scenario file's key). Why
+// random only: the search lengthens a probe by doubling --num-prompts and
+// reseeds it (--seeds), which draws fresh prompts of the same lengths only
+// in the random dataset; a lengths file resends its prompts once
+// oversampled (prefix-cache hits growing with the probe), a trace has its
+// own send times, and sessions and shared prefixes are not counted in
+// --num-prompts.
+func probedDataset(sc *scenarios.Scenario, set func(string) bool, file string) error {
+	ds := sc.Workload.Dataset
+	if ds == "random" {
+		return nil
+	}
+	where := "--dataset-name " + ds
+	if !set("dataset-name") && file != "" {
+		where = file + ": workload.dataset: " + ds
+	}
+	return fmt.Errorf("%s: capacity probes the random dataset only: it lengthens a probe by doubling --num-prompts and reseeds it, "+
+		"which keeps the workload the same only for random prompts (a lengths file resends its prompts once oversampled, a trace has its own send times, "+
+		"sessions and shared prefixes are not counted in --num-prompts); give the lengths as --random-input-len, --random-output-len, --random-range-ratio, "+
+		"or run this dataset at chosen rates with frontier sweep --vary request-rate=R1,R2,…", where)
 }
 
 // probeArgs are the flags a probe sets: the load, the seed, the length.

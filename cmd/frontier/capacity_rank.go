@@ -27,8 +27,8 @@ type refusal struct {
 // as whole deployments built from the base deployment (its engine flags
 // in both pools). It returns the points and their labels.
 func topologies(b *pointBuilder, n int, vary []plan.Point, set func(string) bool) ([]plan.Point, []string, []plan.Topology, error) {
-	if anySet(set, layoutFlags...) {
-		return nil, nil, nil, fmt.Errorf("%s: --gpus enumerates the layout (TP, PP, DP, EP, disaggregation)", strings.Join(setFlags(set, layoutFlags), ", "))
+	if layout := append(append([]string{}, layoutFlags...), "replicas"); anySet(set, layout...) {
+		return nil, nil, nil, fmt.Errorf("%s: --gpus enumerates the layout (TP, PP, DP, EP, disaggregation) of one vllm serve on the GPUs", strings.Join(setFlags(set, layout), ", "))
 	}
 	base, err := b.scenario(nil, nil, false)
 	if err != nil {

@@ -88,7 +88,7 @@ func TestCapacityBadInput(t *testing.T) {
 		{[]string{"--slo", "ttft:p99<=1s", "--gpus", "2", "--plot", filepath.Join(dir, "x.pdf")}, "the file must end in .png or .svg"},
 		{[]string{"--slo", "ttft:p99<=1s", "--vary", "request-rate=1,2"}, "--vary request-rate: the capacity search sets it"},
 		{[]string{"--slo", "ttft:p99<=1s", "--closed-loop", "--max-concurrency", "4"}, "--max-concurrency: --closed-loop searches it"},
-		{[]string{"--slo", "ttft:p99<=1s", "--max-num-seqs", "0"}, "deployment.max_num_seqs: must be ≥ 1, got 0"},
+		{[]string{"--slo", "ttft:p99<=1s", "--max-num-seqs", "0"}, "--max-num-seqs: must be ≥ 1, got 0"},
 	} {
 		_, _, err := run(t, capacityArgs(c.args...)...)
 		require.Error(t, err, c.args)

@@ -181,6 +181,7 @@ func prepareSweep(cmd *cobra.Command, f *sweepFlags) (*sweepRun, error) {
 		if file, err = plan.LoadFile(f.file); err != nil {
 			return nil, err
 		}
+		b.sweepFile = f.file
 		axes = append(axes, file.Axes...)
 	}
 	for _, v := range f.vary {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -97,6 +98,9 @@ type pointBuilder struct {
 	base    []string // canonical base flags ("--name=value"), sorted by name
 	sim     *pflag.FlagSet
 	refused map[string]string // the command's refused simulate flags
+	// sweepFile is the --sweep file, named in errors about the keys of
+	// its deployments ("" for capacity's generated ones).
+	sweepFile string
 }
 
 // addSimulateFlags registers simulate's flags on cmd (for the base
@@ -201,7 +205,7 @@ func (b *pointBuilder) scenario(args []string, entry *plan.Entry, validate bool)
 	}
 	sc, err := buildScenario(cmd, f)
 	if err != nil {
-		return nil, err
+		return nil, nameTheFlag(err, cmd.Flags().Changed, f.scenario)
 	}
 	if entry != nil {
 		entry.Apply(sc)
@@ -224,9 +228,30 @@ func (b *pointBuilder) scenario(args []string, entry *plan.Entry, validate bool)
 		return sc, nil
 	}
 	if err := sc.Validate(); err != nil {
-		return nil, err
+		return nil, b.nameSource(err, cmd.Flags().Changed, f.scenario, entry)
 	}
 	return sc, nil
+}
+
+// nameSource makes a point's error name what the user wrote, as simulate
+// does (nameTheFlag): the flag (a base flag or a --vary KEY) when one set
+// the value; else, for a key of a --sweep file's deployment, that file
+// and the deployment; else the --scenario file's key.
+func (b *pointBuilder) nameSource(err error, changed func(string) bool, scenarioFile string, entry *plan.Entry) error {
+	if entry == nil || b.sweepFile == "" {
+		return nameTheFlag(err, changed, scenarioFile)
+	}
+	if named := nameTheFlag(err, changed, ""); errors.As(named, new(flagError)) {
+		return named
+	}
+	msg := err.Error()
+	for _, top := range []string{"deployment", "disaggregation", "hardware"} {
+		rest, ok := strings.CutPrefix(msg, top)
+		if ok && rest != "" && strings.ContainsRune(".:[ ", rune(rest[0])) && (top != "hardware" || entry.Hardware != "") {
+			return fmt.Errorf("%s: deployments %s: %w", b.sweepFile, entry.Name, err)
+		}
+	}
+	return nameTheFlag(err, changed, scenarioFile)
 }
 
 // checkAxesMatter refuses an axis whose values all build the same

@@ -213,7 +213,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--vary", "max-num-seqs=1:10:0"}, "--vary max-num-seqs=1:10:0: STEP must not be 0"},
 		{[]string{"--vary", "max-num-seqs=10:1:2"}, "leads away from STOP"},
 		{[]string{"--vary", "max-num-seqs="}, "empty value"},
-		{[]string{"--vary", "max-num-seqs=0,8"}, "point 0 (max-num-seqs=0): deployment.max_num_seqs: must be ≥ 1, got 0"},
+		{[]string{"--vary", "max-num-seqs=0,8"}, "point 0 (max-num-seqs=0): --max-num-seqs: must be ≥ 1, got 0"},
 		{[]string{"--vary", "request-rate=1,x"}, "point 1 (request-rate=x): --request-rate: must be a number of requests/s or inf"},
 		{[]string{"--shard", "3/3"}, "--shard 3/3: I must be in [0, 3)"},
 		{[]string{"--save-result"}, "--save-result: not a sweep flag (--result-dir DIR writes one bench serve JSON per point)"},

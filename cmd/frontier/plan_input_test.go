@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Errors of sweep and capacity points name what the user wrote, as
+// simulate's do (nameTheFlag): the flag, base or --vary KEY; a --sweep
+// file's deployment key with the file and the deployment; a --scenario
+// file's key with the file. On main every one named the scenario key
+// (--vary max-num-seqs=-3 said deployment.max_num_seqs), and capacity
+// prefixed "base:" to a run without axes.
+func TestPlanErrorsNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	sweepFile := writeFile(t, dir, "bad.yaml", "deployments:\n  - name: bad\n    deployment: {model: meta-llama/Llama-3.1-8B-Instruct, max_num_seqs: -3}\n")
+	scen := writeFile(t, dir, "s.yaml", `hardware: h200-sxm
+deployment: {model: meta-llama/Llama-3.1-8B-Instruct}
+workload:
+  dataset: random
+  random: {num_prompts: 4, input_len: 64, output_len: 4}
+  arrivals: {request_rate: -5}
+`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{sweepArgs("--vary", "max-num-seqs=-3,2"), "point 0 (max-num-seqs=-3): --max-num-seqs: must be ≥ 1, got -3"},
+		{sweepArgs("--vary", "max-num-seqs=1,2", "--gpu-memory-utilization", "2"), "point 0 (max-num-seqs=1): --gpu-memory-utilization: must be in (0, 1], got 2"},
+		{sweepArgs("--vary", "request-rate=-5,2"), "point 0 (request-rate=-5): --request-rate: must be > 0 requests/s or inf, got -5"},
+		{sweepArgs("--sweep", sweepFile), "point 0 (deployment=bad): " + sweepFile + ": deployments bad: deployment.max_num_seqs: must be ≥ 1, got -3"},
+		{sweepArgs("--sweep", sweepFile, "--max-num-seqs", "-2"), "point 0 (deployment=bad): --max-num-seqs: must be ≥ 1, got -2"},
+		{[]string{"sweep", "--quiet", "--scenario", scen, "--vary", "max-num-seqs=1,2"},
+			"point 0 (max-num-seqs=1): " + scen + ": workload.arrivals.request_rate: must be > 0 requests/s or inf, got -5"},
+		{capacityArgs("--slo", "ttft:p99<=1s", "--max-num-seqs", "0"), "--max-num-seqs: must be ≥ 1, got 0"},
+		{capacityArgs("--slo", "ttft:p99<=1s", "--vary", "max-num-seqs=0,4"), "max-num-seqs=0: --max-num-seqs: must be ≥ 1, got 0"},
+	} {
+		_, _, err := run(t, c.args...)
+		require.Error(t, err, c.want)
+		assert.Equal(t, c.want, err.Error())
+		assert.Equal(t, 2, exitCode(err), c.want)
+	}
+}
+
+// Capacity probes the random dataset only, and says why, naming where the
+// dataset came from (on main a trace or sessions scenario was refused
+// for --num-prompts, a flag the user may never have typed, and the
+// lengths dataset for "its length is --num-prompts", which it also has).
+// A probe too short to judge steady state (sim.GrowthMinRequests) and
+// --replicas with --gpus (a layout, as TP and DP) are refused by flag.
+func TestCapacityInputRefusals(t *testing.T) {
+	examples := filepath.Join("..", "..", "scenarios", "examples")
+	why := ": capacity probes the random dataset only: it lengthens a probe by doubling --num-prompts"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"capacity", "--quiet", "--slo", "ttft:p99<=1s", "--dataset-name", "sessions"}, "--dataset-name sessions" + why},
+		{[]string{"capacity", "--quiet", "--slo", "ttft:p99<=1s", "--scenario", filepath.Join(examples, "llama-3.1-8b-h200-chat-sessions.yaml")},
+			filepath.Join(examples, "llama-3.1-8b-h200-chat-sessions.yaml") + ": workload.dataset: sessions" + why},
+		{[]string{"capacity", "--quiet", "--slo", "ttft:p99<=1s", "--scenario", filepath.Join(examples, "llama-3.1-8b-h100-trace.yaml")},
+			filepath.Join(examples, "llama-3.1-8b-h100-trace.yaml") + ": workload.dataset: trace" + why},
+		{capacityArgs("--slo", "ttft:p99<=1s", "--num-prompts", "39"), "--num-prompts: a capacity probe needs at least 40 requests to show whether its queue keeps growing (sim.GrowthMinRequests), got 39"},
+		{capacityArgs("--slo", "ttft:p99<=1s", "--gpus", "2", "--replicas", "2"), "--replicas: --gpus enumerates the layout"},
+	} {
+		_, _, err := run(t, c.args...)
+		require.Error(t, err, c.want)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Equal(t, 2, exitCode(err), c.want)
+	}
+	_, err := os.Stat(examples)
+	require.NoError(t, err)
+}
