@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +75,51 @@ func TestCapacityInputRefusals(t *testing.T) {
 	}
 	_, err := os.Stat(examples)
 	require.NoError(t, err)
+}
+
+// A point's own --KEY=VALUE comes after its sweep-file deployment (as
+// docs/SWEEP.md says): --vary hardware over a deployment that names its
+// hardware runs on each value. On main the deployment's hardware won
+// silently: the row labelled hardware=h100-sxm ran on h200-sxm.
+func TestSweepAxisHardwareOverDeploymentHardware(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "hw.yaml", "deployments:\n  - name: a\n    hardware: h200-sxm\n    deployment: {model: meta-llama/Llama-3.1-8B-Instruct}\n")
+	jsonl := filepath.Join(dir, "s.jsonl")
+	_, stderr, err := run(t, sweepArgs("--sweep", file, "--vary", "hardware=h100-sxm,h200-sxm", "--out-jsonl", jsonl)...)
+	require.NoError(t, err, stderr)
+	lines := readLinesFile(t, jsonl)
+	require.Len(t, lines, 2)
+	for i, hw := range []string{"h100-sxm", "h200-sxm"} {
+		assert.Equal(t, map[string]any{"deployment": "a", "hardware": hw}, lines[i]["keys"])
+		assert.Equal(t, hw, lines[i]["result"].(map[string]any)["frontier"].(map[string]any)["hardware"], "point %d", i)
+	}
+}
+
+// --hardware cannot move a pool that names its own GPU: a disaggregated
+// scenario (or sweep-file deployment) whose pool sets hardware is refused
+// with the key, where on main the flag (or axis) was silently ignored
+// for that pool.
+func TestHardwareFlagAgainstPoolHardware(t *testing.T) {
+	dir := t.TempDir()
+	pools := `disaggregation:
+      prefill: {instances: 1, hardware: h200-sxm, deployment: {model: meta-llama/Llama-3.1-8B-Instruct}}
+      decode: {instances: 1, deployment: {model: meta-llama/Llama-3.1-8B-Instruct}}
+`
+	file := writeFile(t, dir, "pd.yaml", "deployments:\n  - name: pd\n    "+pools)
+	_, _, err := run(t, sweepArgs("--sweep", file, "--vary", "hardware=h100-sxm,h200-sxm")...)
+	require.Error(t, err)
+	assert.Equal(t, "point 0 (deployment=pd hardware=h100-sxm): --hardware: the deployment pd sets its prefill pool's hardware (h200-sxm), which the flag would not change", err.Error())
+	assert.Equal(t, 2, exitCode(err))
+
+	scen := writeFile(t, dir, "s.yaml", "hardware: h200-sxm\n"+strings.ReplaceAll(pools, "\n    ", "\n")+`workload:
+  dataset: random
+  random: {num_prompts: 4, input_len: 64, output_len: 4}
+  arrivals: {request_rate: 5}
+`)
+	_, _, err = run(t, "simulate", "--quiet", "--scenario", scen, "--hardware", "h100-sxm")
+	require.Error(t, err)
+	assert.Equal(t, "--hardware: "+scen+" sets its prefill pool's hardware (h200-sxm), which the flag would not change", err.Error())
+	assert.Equal(t, 2, exitCode(err))
+	_, stderr, err := run(t, "simulate", "--quiet", "--scenario", scen)
+	require.NoError(t, err, stderr)
 }

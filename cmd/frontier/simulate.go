@@ -196,8 +196,8 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 			}
 		}
 	}
-	if set("hardware") {
-		sc.Hardware = f.hardware
+	if err := applyHardwareFlag(sc, f, set); err != nil {
+		return nil, err
 	}
 	applyTableFlags(sc, &f.quant, set)
 	if set("profile-dir") {

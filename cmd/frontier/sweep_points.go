@@ -209,6 +209,14 @@ func (b *pointBuilder) scenario(args []string, entry *plan.Entry, validate bool)
 	}
 	if entry != nil {
 		entry.Apply(sc)
+		if set["hardware"] {
+			// The point's own --hardware (an axis) comes after its
+			// deployment, as every other point setting.
+			sc.Hardware = f.hardware
+			if err := poolHardware(sc, "the deployment "+entry.Name); err != nil {
+				return nil, err
+			}
+		}
 		changed := cmd.Flags().Changed
 		if sc.Deployment != nil {
 			applyDeployment(sc.Deployment, f, changed)
@@ -290,4 +298,32 @@ func (b *pointBuilder) checkAxesMatter(axes []plan.Axis) error {
 // validated: a point may complete it), for the fingerprint.
 func (b *pointBuilder) baseScenario() (*scenarios.Scenario, error) {
 	return b.scenario(nil, nil, false)
+}
+
+// applyHardwareFlag sets --hardware when given, refusing it over a pool
+// that names its own (poolHardware).
+func applyHardwareFlag(sc *scenarios.Scenario, f *simFlags, set func(string) bool) error {
+	if !set("hardware") {
+		return nil
+	}
+	sc.Hardware = f.hardware
+	return poolHardware(sc, f.scenario)
+}
+
+// poolHardware refuses --hardware over a disaggregated deployment whose
+// pool names its own GPU (disaggregation.*.hardware wins over the
+// scenario's hardware, so the flag would silently not apply); who names
+// the deployment's source.
+func poolHardware(sc *scenarios.Scenario, who string) error {
+	if g := sc.Disaggregation; g != nil {
+		for _, p := range []struct {
+			name string
+			pool *scenarios.Pool
+		}{{"prefill", &g.Prefill}, {"decode", &g.Decode}} {
+			if p.pool.Hardware != "" {
+				return fmt.Errorf("--hardware: %s sets its %s pool's hardware (%s), which the flag would not change", who, p.name, p.pool.Hardware)
+			}
+		}
+	}
+	return nil
 }
