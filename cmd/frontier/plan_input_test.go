@@ -123,3 +123,62 @@ func TestHardwareFlagAgainstPoolHardware(t *testing.T) {
 	_, stderr, err := run(t, "simulate", "--quiet", "--scenario", scen)
 	require.NoError(t, err, stderr)
 }
+
+// A --plot the sweep cannot draw is refused before any run, leaving no
+// file (on main: the whole sweep ran, wrote --out-csv, then exited 2 for
+// want of a numeric axis); request_goodput without --goodput (null in
+// every row: on main an empty plot and exit 0) is refused too.
+func TestSweepPlotCheckedBeforeRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{sweepArgs("--vary", "model=meta-llama/Llama-3.1-8B-Instruct,meta-llama/Llama-2-7b-hf", "--plot", filepath.Join(dir, "p.png"), "--out-csv", filepath.Join(dir, "c.csv")),
+			"--plot: the sweep has no numeric axis to draw p99_ttft_ms against (keys: model)"},
+		{sweepArgs("--vary", "max-num-seqs=2,4", "--plot", filepath.Join(dir, "p.png"), "--plot-metric", "request_goodput", "--out-csv", filepath.Join(dir, "c.csv")),
+			"--plot-metric request_goodput: null without --goodput (bench serve's SLOs, e.g. --goodput ttft:500)"},
+	} {
+		_, _, err := run(t, c.args...)
+		require.Error(t, err, c.want)
+		assert.Equal(t, c.want, err.Error())
+		assert.Equal(t, 2, exitCode(err))
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written")
+}
+
+// sweep merge --plot draws what the unsharded sweep's --plot draws,
+// byte for byte, SLO line included (the --goodput bounds travel in every
+// line, "goodput"); a merge plot is checked before anything is written.
+func TestSweepMergePlot(t *testing.T) {
+	dir := t.TempDir()
+	axes := []string{"--vary", "max-num-seqs=2,4,16", "--goodput", "ttft:300"}
+	whole := filepath.Join(dir, "whole.svg")
+	_, stderr, err := run(t, sweepArgs(append([]string{"--plot", whole}, axes...)...)...)
+	require.NoError(t, err, stderr)
+	var shards []string
+	for i := range 2 {
+		file := filepath.Join(dir, "shard"+string(rune('0'+i))+".jsonl")
+		_, stderr, err := run(t, sweepArgs(append([]string{"--shard", string(rune('0'+i)) + "/2", "--out-jsonl", file}, axes...)...)...)
+		require.NoError(t, err, stderr)
+		shards = append(shards, file)
+	}
+	merged := filepath.Join(dir, "merged.svg")
+	_, stderr, err = run(t, append([]string{"sweep", "merge", "--plot", merged}, shards...)...)
+	require.NoError(t, err, stderr)
+	want, err := os.ReadFile(whole)
+	require.NoError(t, err)
+	got, err := os.ReadFile(merged)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Contains(t, string(got), "SLO ttft ≤ 300 ms")
+
+	csv := filepath.Join(dir, "m.csv")
+	_, _, err = run(t, append([]string{"sweep", "merge", "--plot", filepath.Join(dir, "x.svg"), "--plot-metric", "p95_ttft_ms", "--out-csv", csv}, shards...)...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--plot-metric "p95_ttft_ms": one of bench serve's keys`)
+	assert.Equal(t, 2, exitCode(err))
+	assert.NoFileExists(t, csv)
+}

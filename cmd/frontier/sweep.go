@@ -102,7 +102,14 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		if err := checkPlotPath("--plot", f.plot); err != nil {
 			return bad(err)
 		}
-		if err := checkPlotMetric(f.plotMetric, r.opt.Percentiles); err != nil {
+		if err := checkPlotMetric(f.plotMetric, r.opt.Percentiles, r.opt.Goodput.Set()); err != nil {
+			return bad(err)
+		}
+		keys := make([]sweepLine, len(r.points))
+		for i, p := range r.points {
+			keys[i].Keys = pointKeys(p)
+		}
+		if _, err := plotAxis(keys, f.plotMetric); err != nil {
 			return bad(err)
 		}
 	}
@@ -148,8 +155,8 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := sweepPlot(f.plot, f.plotMetric, lines, r.opt.Goodput); err != nil {
-		return bad(err)
+	if err := sweepPlot(f.plot, f.plotMetric, lines); err != nil {
+		return err
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), "plot:", f.plot)
 	return nil
@@ -234,6 +241,21 @@ func prepareSweep(cmd *cobra.Command, f *sweepFlags) (*sweepRun, error) {
 	return r, nil
 }
 
+// goodputBounds is --goodput as a line's "goodput": ms by metric, nil
+// without SLOs.
+func goodputBounds(g sim.SLO) map[string]float64 {
+	if !g.Set() {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range map[string]float64{"ttft": g.TTFTMs, "tpot": g.TPOTMs, "e2el": g.E2ELMs} {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func checkBackend(rf resultFlags) error {
 	for _, b := range resultBackends {
 		if b == rf.backend {
@@ -248,7 +270,7 @@ func (r *sweepRun) line(p plan.Point) []byte {
 	sc := r.scenarios[p.Index]
 	o := plan.Simulate(sc, r.opt)
 	l := sweepLine{LineHead: plan.LineHead{Sweep: r.fingerprint, Point: p.Index, Points: len(r.points)},
-		Keys: pointKeys(p), Notes: o.RunNotes}
+		Keys: pointKeys(p), Notes: o.RunNotes, Goodput: goodputBounds(r.opt.Goodput)}
 	if l.Notes == nil {
 		l.Notes = []string{}
 	}

@@ -12,15 +12,15 @@ import (
 )
 
 func newSweepMergeCmd() *cobra.Command {
-	var outCSV, outJSONL, resultDir string
+	var outCSV, outJSONL, resultDir, plotPath, plotMetric string
 	cmd := &cobra.Command{
 		Use:   "merge FILE…",
 		Short: "Join the --out-jsonl files of a sharded sweep into what the unsharded sweep writes",
 		Long: `Read the --out-jsonl files of every shard of one sweep (--shard I/N)
 and write exactly what the unsharded sweep writes: the table on stdout,
-and --out-csv, --out-jsonl, --result-dir when given. Files of different
-sweeps (another fingerprint), a point in two files and missing points are
-errors.`,
+and --out-csv, --out-jsonl, --result-dir and --plot when given. Files of
+different sweeps (another fingerprint), a point in two files and missing
+points are errors.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return bad(fmt.Errorf("merge: give the shards' --out-jsonl files"))
@@ -53,6 +53,15 @@ errors.`,
 			for k := range raw {
 				raw[k] = ls.ByPt[k]
 			}
+			lines, err := decodeLines(raw)
+			if err != nil {
+				return bad(fmt.Errorf("merge: %w", err))
+			}
+			if plotPath != "" {
+				if err := checkMergePlot(plotPath, plotMetric, lines); err != nil {
+					return bad(err)
+				}
+			}
 			out, err := openLineSink(outJSONL, resultDir)
 			if err != nil {
 				return err
@@ -66,13 +75,39 @@ errors.`,
 			if err := out.close(); err != nil {
 				return err
 			}
-			return renderSweep(cmd, raw, outCSV)
+			if err := renderSweep(cmd, raw, outCSV); err != nil || plotPath == "" {
+				return err
+			}
+			if err := sweepPlot(plotPath, plotMetric, lines); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "plot:", plotPath)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&outCSV, "out-csv", "", "write the table as CSV to FILE")
 	cmd.Flags().StringVar(&outJSONL, "out-jsonl", "", "write the merged JSON lines to FILE")
 	cmd.Flags().StringVar(&resultDir, "result-dir", "", "write one bench serve result JSON per point into DIR")
+	cmd.Flags().StringVar(&plotPath, "plot", "", "draw --plot-metric against the first numeric axis, as frontier sweep --plot, to FILE.png or FILE.svg")
+	cmd.Flags().StringVar(&plotMetric, "plot-metric", "p99_ttft_ms", "bench serve key drawn by --plot")
 	return cmd
+}
+
+// checkMergePlot checks a merge's --plot before anything is written: the
+// file, a metric the lines report, and a numeric axis.
+func checkMergePlot(path, metric string, lines []sweepLine) error {
+	if err := checkPlotPath("--plot", path); err != nil {
+		return err
+	}
+	goodput := false
+	for i := range lines {
+		goodput = goodput || len(lines[i].Goodput) > 0
+	}
+	if err := checkPlotMetric(metric, percentiles(lines), goodput); err != nil {
+		return err
+	}
+	_, err := plotAxis(lines, metric)
+	return err
 }
 
 // ints lists up to n values, then "…".

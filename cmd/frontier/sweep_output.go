@@ -26,12 +26,16 @@ import (
 // render exactly as the unsharded sweep.
 type sweepLine struct {
 	plan.LineHead
-	Keys    orderedKeys    `json:"keys"`
-	GPUs    int            `json:"gpus"`
-	Refused *string        `json:"refused"`
-	Notes   []string       `json:"notes"`
-	Launch  []string       `json:"launch,omitempty"`
-	Result  map[string]any `json:"result"`
+	Keys    orderedKeys `json:"keys"`
+	GPUs    int         `json:"gpus"`
+	Refused *string     `json:"refused"`
+	Notes   []string    `json:"notes"`
+	Launch  []string    `json:"launch,omitempty"`
+	// Goodput is the sweep's --goodput bounds, ms by metric (ttft, tpot,
+	// e2el), when given: --plot draws them as SLO lines, so a merge
+	// draws what the unsharded sweep draws.
+	Goodput map[string]float64 `json:"goodput,omitempty"`
+	Result  map[string]any     `json:"result"`
 }
 
 // orderedKeys is a point's settings as a JSON object in axis order.
@@ -125,26 +129,34 @@ func (l *sweepLine) frontier(key string) (float64, bool) {
 
 var pctKey = regexp.MustCompile(`^p([0-9.]+)_ttft_ms$`)
 
-// columns are the table's and CSV's metric columns, bench serve's keys:
-// throughputs, goodput when any line has it, then mean, median and every
-// reported percentile of TTFT, TPOT, ITL and E2EL.
-func columns(lines []sweepLine) []string {
+// percentiles are the --metric-percentiles the lines' results report.
+func percentiles(lines []sweepLine) []float64 {
 	var pcts []float64
 	seen := map[string]bool{}
-	goodput := false
 	for i := range lines {
-		for k, v := range lines[i].Result {
+		for k := range lines[i].Result {
 			if m := pctKey.FindStringSubmatch(k); m != nil && !seen[m[1]] {
 				seen[m[1]] = true
 				p, _ := strconv.ParseFloat(m[1], 64)
 				pcts = append(pcts, p)
 			}
-			if k == "request_goodput" && v != nil {
-				goodput = true
-			}
 		}
 	}
 	sort.Float64s(pcts)
+	return pcts
+}
+
+// columns are the table's and CSV's metric columns, bench serve's keys:
+// throughputs, goodput when any line has it, then mean, median and every
+// reported percentile of TTFT, TPOT, ITL and E2EL.
+func columns(lines []sweepLine) []string {
+	pcts := percentiles(lines)
+	goodput := false
+	for i := range lines {
+		if v, ok := lines[i].Result["request_goodput"]; ok && v != nil {
+			goodput = true
+		}
+	}
 	cols := []string{"completed", "failed", "request_throughput", "output_throughput"}
 	if goodput {
 		cols = append(cols, "request_goodput")
