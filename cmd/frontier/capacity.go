@@ -38,6 +38,12 @@ type capacityFlags struct {
 const defaultProbeRequests = 2000
 
 func newCapacityCmd() *cobra.Command {
+	cmd, _ := capacityCommand()
+	return cmd
+}
+
+// capacityCommand builds `frontier capacity` and returns its flags too.
+func capacityCommand() (*cobra.Command, *capacityFlags) {
 	f := &capacityFlags{}
 	cmd := &cobra.Command{
 		Use:   "capacity",
@@ -74,7 +80,7 @@ front of output tok/s per GPU against output tok/s per user.`,
 	fl.StringVar(&f.plot, "plot", "", "with --gpus: draw the Pareto front to FILE.png or FILE.svg")
 	f.simSet, f.sim = addSimulateFlags(cmd)
 	hideRefused(cmd, "goodput") // refused in prepareCapacity
-	return cmd
+	return cmd, f
 }
 
 // capacityRun is a validated capacity request.

@@ -33,7 +33,24 @@ func describeSetup(st *sim.Setup) string {
 // candidateSetup resolves a candidate (for its description and launch
 // lines); nil when vLLM refuses it.
 func (r *capacityRun) candidateSetup(p plan.Point, closed bool) (*scenarios.Scenario, *sim.Setup) {
-	sc, err := r.b.scenario(append(p.Args(), r.probeArgs(1, r.seeds[0], r.requests, closed)...), p.Deployment, true)
+	return r.candidateSetupN(p, closed, r.requests)
+}
+
+// launchScenario is the candidate as its launch lines send it: as many
+// requests as the probe that held at capacity (lengthened probes hold
+// only at their length).
+func (r *capacityRun) launchScenario(p plan.Point, c *plan.Capacity, closed bool) *scenarios.Scenario {
+	n := r.requests
+	if c.At != nil {
+		n = max(n, c.At.Requests)
+	}
+	sc, _ := r.candidateSetupN(p, closed, n)
+	return sc
+}
+
+// candidateSetupN is candidateSetup with probes of n requests.
+func (r *capacityRun) candidateSetupN(p plan.Point, closed bool, n int) (*scenarios.Scenario, *sim.Setup) {
+	sc, err := r.b.scenario(append(p.Args(), r.probeArgs(1, r.seeds[0], n, closed)...), p.Deployment, true)
 	if err != nil {
 		return nil, nil
 	}
@@ -131,7 +148,7 @@ func printCapacity(w io.Writer, base *scenarios.Scenario, r *capacityRun, f *cap
 	}
 	printProbes(w, r, c, f.closedLoop)
 	if st != nil {
-		printLaunch(w, sc, st, c.X, f.closedLoop)
+		printLaunch(w, r.launchScenario(p, c, f.closedLoop), st, c.X, f.closedLoop)
 	}
 	return nil
 }

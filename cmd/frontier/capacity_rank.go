@@ -223,9 +223,8 @@ func printRanking(cmd *cobra.Command, r *capacityRun, f *capacityFlags, all []ra
 		if k.cap.At == nil {
 			continue
 		}
-		psc, _ := r.candidateSetup(k.point, f.closedLoop)
 		fmt.Fprintf(w, "# %d. %s\n", rank+1, k.label)
-		writeLaunch(w, psc, k.cap.X, f.closedLoop)
+		writeLaunch(w, r.launchScenario(k.point, k.cap, f.closedLoop), k.cap.X, f.closedLoop)
 	}
 	return nil
 }

@@ -148,3 +148,41 @@ func TestLaunchLinesDisaggregated(t *testing.T) {
 	assert.Equal(t, "python3 "+plan.ProxyScript+" --port 8000 --prefiller-hosts localhost localhost --prefiller-ports 8100 8101 --decoder-hosts localhost --decoder-ports 8200", l.Proxy)
 	assert.Equal(t, sc.Workload, parseBack(t, l.Bench, plan.BenchFlags).Workload)
 }
+
+// Settings added after the launch lines were written reach them (on main
+// a deployment with --quantization fp8 or --scheduling-policy priority
+// launched without them, and a workload with --random-prefix-len 256
+// was measured without the prefix), and every line still parses back.
+// What vLLM or bench serve cannot say is a "# " note, never a wrong
+// flag: sjf (frontier's worked example), replicas behind a router, a
+// dataset or request classes bench serve has no form of.
+func TestLaunchLinesCarryEverySetting(t *testing.T) {
+	serve := append(append([]string{}, plan.ServeFlags...), plan.FrontendFlags...)
+	sc := scenarioFor(t, "--quantization", "fp8", "--scheduling-policy", "priority", "--random-prefix-len", "256", "--request-rate", "4")
+	l := plan.LaunchLines(sc, 4, false)
+	require.Len(t, l.Serve, 1)
+	assert.Contains(t, l.Serve[0], " --quantization fp8")
+	assert.Contains(t, l.Serve[0], " --scheduling-policy priority")
+	assert.Equal(t, sc.Deployment, parseBack(t, l.Serve[0], serve).Deployment, l.Serve[0])
+	assert.Contains(t, l.Bench, " --random-prefix-len 256")
+	assert.Equal(t, sc.Workload, parseBack(t, l.Bench, plan.BenchFlags).Workload, l.Bench)
+	assert.Empty(t, l.Notes)
+
+	sc = scenarioFor(t, "--scheduling-policy", "sjf", "--replicas", "3", "--router", "least-requests", "--request-rate", "4")
+	l = plan.LaunchLines(sc, 4, false)
+	require.Len(t, l.Serve, 1)
+	assert.NotContains(t, l.Serve[0], "sjf")
+	assert.Equal(t, []string{
+		"--scheduling-policy sjf is frontier's worked example, not a vLLM policy (vLLM: fcfs, priority); the line keeps vLLM's default fcfs",
+		"3 replicas: run the vllm serve line once per replica (each on its own GPUs and --port) behind a router on port 8000 sending to them by least-requests (frontier's --router); vLLM ships no router (llm-d's inference gateway and vLLM's production-stack router are two)",
+	}, l.Notes)
+	lines := l.Lines()
+	assert.Equal(t, "# "+l.Notes[1], lines[len(lines)-1])
+
+	dir := t.TempDir()
+	path := writeFile(t, dir, "l.csv", "prompt_len,output_len\n100,10\n200,20\n")
+	sc = scenarioFor(t, "--dataset-name", "lengths", "--dataset-path", path, "--request-rate", "4")
+	l = plan.LaunchLines(sc, 4, false)
+	assert.Empty(t, l.Bench)
+	assert.Equal(t, []string{"no vllm bench serve line: bench serve has no form of the lengths dataset (the simulated workload)"}, l.Notes)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"frontier/sim/plan"
 )
 
 // Errors of sweep and capacity points name what the user wrote, as
@@ -181,4 +184,43 @@ func TestSweepMergePlot(t *testing.T) {
 	assert.Contains(t, err.Error(), `--plot-metric "p95_ttft_ms": one of bench serve's keys`)
 	assert.Equal(t, 2, exitCode(err))
 	assert.NoFileExists(t, csv)
+}
+
+// sweep --launch gives every point its vllm serve line, and says why
+// there is no bench serve line when the workload has no bench serve form
+// (on main a trace or staged sweep printed no launch lines at all, and
+// said nothing).
+func TestSweepLaunchWithoutBenchForm(t *testing.T) {
+	trace := filepath.Join("..", "..", "scenarios", "examples", "llama-3.1-8b-h100-trace.yaml")
+	out, stderr, err := run(t, "sweep", "--quiet", "--scenario", trace, "--vary", "max-num-seqs=64,128", "--launch")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "# point 1: max-num-seqs=128\nvllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 128")
+	assert.Contains(t, out, "# no vllm bench serve line: bench serve has no form of the trace dataset (the simulated workload)\n")
+
+	staged := writeFile(t, t.TempDir(), "staged.yaml", `hardware: h200-sxm
+deployment: {model: meta-llama/Llama-3.1-8B-Instruct}
+workload:
+  dataset: random
+  random: {num_prompts: 24, input_len: 64, output_len: 8}
+  arrivals: {stages: [{rate: 5, duration_s: 2}, {rate: 10, duration_s: 2}]}
+`)
+	out, stderr, err = run(t, "sweep", "--quiet", "--scenario", staged, "--vary", "max-num-seqs=64,128", "--launch")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "# no vllm bench serve line: workload.arrivals.stages (2 rates in turn) have no vllm bench serve form\n")
+}
+
+// The bench serve line at capacity sends as many requests as the probe
+// that held there: a probe lengthened (×2, ×4) to show its steady state
+// held at that length, not at --num-prompts (on main the line said
+// --num-prompts 200 for a capacity that held only at 800).
+func TestCapacityLaunchAtTheProbeLengthThatHeld(t *testing.T) {
+	cmd, f := capacityCommand()
+	require.NoError(t, cmd.ParseFlags(capacityArgs("--slo", "ttft:p99<=1s")[1:]))
+	r, err := prepareCapacity(cmd, f)
+	require.NoError(t, err)
+	at := plan.Probe{X: 12.5, Held: true, Requests: 800, GPUs: 1, Values: []float64{100}, OutputThroughput: 100}
+	c := &plan.Capacity{X: 12.5, At: &at, Probes: []plan.Probe{at}}
+	var b bytes.Buffer
+	require.NoError(t, printCapacity(&b, nil, r, f, r.candidates[0], c))
+	assert.Contains(t, b.String(), " --num-prompts 800 --request-rate 12.5 ")
 }

@@ -274,7 +274,8 @@ func (r *sweepRun) line(p plan.Point) []byte {
 	if l.Notes == nil {
 		l.Notes = []string{}
 	}
-	if rate, ok := singleRate(sc); ok && r.launch {
+	if r.launch {
+		rate, _ := singleRate(sc) // LaunchLines says when the workload has no single rate
 		l.Launch = plan.LaunchLines(sc, rate, false).Lines()
 	}
 	if o.Refused != "" {

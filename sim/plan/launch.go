@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,7 @@ var ServeFlags = []string{
 	"enable-prefix-caching", "no-enable-prefix-caching",
 	"max-num-batched-tokens", "max-num-seqs", "long-prefill-token-threshold",
 	"async-scheduling", "no-async-scheduling", "cuda-graph-sizes", "cudagraph-capture-sizes",
-	"kv-transfer-config",
+	"kv-transfer-config", "quantization", "scheduling-policy",
 }
 
 // FrontendFlags are the `vllm serve` API-server flags launch lines use,
@@ -34,7 +35,7 @@ var FrontendFlags = []string{"port", "api-server-count"}
 // (vllm/benchmarks/serve.py and the random dataset's flags in
 // vllm/benchmarks/datasets.py); simulate takes each with the same name.
 var BenchFlags = []string{"model", "dataset-name", "random-input-len", "random-output-len", "random-range-ratio",
-	"num-prompts", "request-rate", "burstiness", "max-concurrency", "seed", "ignore-eos",
+	"random-prefix-len", "num-prompts", "request-rate", "burstiness", "max-concurrency", "seed", "ignore-eos",
 	"percentile-metrics", "metric-percentiles", "port"}
 
 // ProxyScript is the proxy a disaggregated deployment's lines assume:
@@ -53,16 +54,26 @@ const KVTransferConfig = `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`
 type Launch struct {
 	Serve []string // one `vllm serve` per engine process (one when co-located)
 	Proxy string   // disaggregated: the proxy in front of the pools
-	Bench string   // `vllm bench serve` at the given load
+	Bench string   // `vllm bench serve` at the given load; "" when it has no form of the workload
+	// Notes say what the lines cannot: a setting vLLM or bench serve has
+	// no flag for (rather than a flag they would refuse or misread).
+	Notes []string
 }
 
-// Lines is every line, in the order to run them.
+// Lines is every line, in the order to run them, then the notes as
+// "# " comments.
 func (l Launch) Lines() []string {
 	out := append([]string{}, l.Serve...)
 	if l.Proxy != "" {
 		out = append(out, l.Proxy)
 	}
-	return append(out, l.Bench)
+	if l.Bench != "" {
+		out = append(out, l.Bench)
+	}
+	for _, n := range l.Notes {
+		out = append(out, "# "+n)
+	}
+	return out
 }
 
 // LaunchLines writes the lines for scenario sc under load x (a request
@@ -73,11 +84,23 @@ func (l Launch) Lines() []string {
 // the pinned v0.11 line defaults it off. Disaggregated pools get one line
 // per instance on their own GPUs (CUDA_VISIBLE_DEVICES), ports 8100+ for
 // prefill and 8200+ for decode, the NIXL connector, and the proxy on
-// port 8000, where bench serve sends by default.
+// port 8000, where bench serve sends by default. What the lines cannot
+// say is a note (Launch.Notes): a policy vLLM lacks, replicas behind a
+// router, and a workload bench serve has no form of (a dataset other
+// than random, arrival stages: then no bench line; request classes).
 func LaunchLines(sc *scenarios.Scenario, x float64, closed bool) Launch {
 	var l Launch
 	if d := sc.Deployment; d != nil {
 		l.Serve = []string{"vllm serve " + d.Model + serveFlags(d)}
+		l.Notes = append(l.Notes, policyNote(d)...)
+		if r := sc.Replicas; r != nil && r.Count > 1 {
+			router := r.Router
+			if router == "" {
+				router = "round-robin"
+			}
+			l.Notes = append(l.Notes, fmt.Sprintf("%d replicas: run the vllm serve line once per replica (each on its own GPUs and --port) behind a router on port 8000 sending to them by %s (frontier's --router); "+
+				"vLLM ships no router (llm-d's inference gateway and vLLM's production-stack router are two)", r.Count, router))
+		}
 	} else {
 		g := sc.Disaggregation
 		gpu := 0
@@ -98,12 +121,36 @@ func LaunchLines(sc *scenarios.Scenario, x float64, closed bool) Launch {
 				l.Serve = append(l.Serve, fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s VLLM_NIXL_SIDE_CHANNEL_PORT=%d vllm serve %s --port %d%s --kv-transfer-config '%s'",
 					strings.Join(devs, ","), 5600+gpu, pool.Deployment.Model, port, serveFlags(&pool.Deployment), KVTransferConfig))
 			}
+			for _, n := range policyNote(&pool.Deployment) {
+				if !slices.Contains(l.Notes, n) {
+					l.Notes = append(l.Notes, n)
+				}
+			}
 		}
 		l.Proxy = fmt.Sprintf("python3 %s --port 8000 --prefiller-hosts%s --prefiller-ports %s --decoder-hosts%s --decoder-ports %s",
 			ProxyScript, strings.Repeat(" localhost", len(pre)), strings.Join(pre, " "), strings.Repeat(" localhost", len(dec)), strings.Join(dec, " "))
 	}
+	if w := sc.Workload; w.Dataset != "random" {
+		l.Notes = append(l.Notes, fmt.Sprintf("no vllm bench serve line: bench serve has no form of the %s dataset (the simulated workload)", w.Dataset))
+		return l
+	} else if len(w.Arrivals.Stages) > 0 {
+		l.Notes = append(l.Notes, fmt.Sprintf("no vllm bench serve line: workload.arrivals.stages (%d rates in turn) have no vllm bench serve form", len(w.Arrivals.Stages)))
+		return l
+	} else if len(w.Classes) > 0 {
+		l.Notes = append(l.Notes, fmt.Sprintf("workload.classes (%d request classes, their priorities and lengths) have no vllm bench serve form: the line sends the random dataset's requests as one class", len(w.Classes)))
+	}
 	l.Bench = benchLine(sc, x, closed)
 	return l
+}
+
+// policyNote says why a deployment's line has no --scheduling-policy for
+// a policy vLLM does not have (sjf, frontier's worked example of adding
+// one: docs/POLICIES.md).
+func policyNote(d *scenarios.Deployment) []string {
+	if p := d.SchedulingPolicy; p != "" && p != "fcfs" && p != "priority" {
+		return []string{fmt.Sprintf("--scheduling-policy %s is frontier's worked example, not a vLLM policy (vLLM: fcfs, priority); the line keeps vLLM's default fcfs", p)}
+	}
+	return nil
 }
 
 func serveFlags(d *scenarios.Deployment) string {
@@ -111,6 +158,9 @@ func serveFlags(d *scenarios.Deployment) string {
 	flag := func(name string, v any) { fmt.Fprintf(&b, " --%s %v", name, v) }
 	if d.Dtype != "" && d.Dtype != "auto" {
 		flag("dtype", d.Dtype)
+	}
+	if d.Quantization != "" {
+		flag("quantization", d.Quantization)
 	}
 	for _, f := range []struct {
 		name string
@@ -170,6 +220,9 @@ func serveFlags(d *scenarios.Deployment) string {
 	if d.APIServerCount != nil {
 		flag("api-server-count", *d.APIServerCount)
 	}
+	if d.SchedulingPolicy == "priority" {
+		flag("scheduling-policy", d.SchedulingPolicy)
+	}
 	return b.String()
 }
 
@@ -190,6 +243,9 @@ func benchLine(sc *scenarios.Scenario, x float64, closed bool) string {
 		fmt.Fprintf(&b, " --random-input-len %d --random-output-len %d", r.InputLen, r.OutputLen)
 		if r.RangeRatio > 0 {
 			fmt.Fprintf(&b, " --random-range-ratio %s", strconv.FormatFloat(r.RangeRatio, 'g', -1, 64))
+		}
+		if r.PrefixLen > 0 {
+			fmt.Fprintf(&b, " --random-prefix-len %d", r.PrefixLen)
 		}
 		fmt.Fprintf(&b, " --num-prompts %d", r.NumPrompts)
 	}
