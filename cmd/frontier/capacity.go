@@ -56,9 +56,12 @@ SLOs: METRIC:STAT<=VALUE[ms|s], METRIC ttft, tpot, itl or e2el, STAT mean
 or pNN[.N], over all requests of a probe (a failed request violates every
 SLO; bench serve's own percentiles drop failures). The search brackets
 the capacity, then bisects to --precision. A probe counts only at steady
-state: one whose queue or TTFT is still growing at its last sends
-(sim.DetectGrowth) is rerun with twice the requests, and fails if it
-still grows after two doublings. Every seed of --seeds must hold.
+state: one whose queue or TTFT is still growing at its last sends, or
+whose server is still filling (its first quarter of requests outlasting a
+quarter of the sends; sim.DetectGrowth), is rerun with twice the
+requests, and fails if it still is after two doublings. Every seed of
+--seeds must hold. The workload is the random dataset (--num-prompts ≥ 40
+requests per probe).
 
 With --gpus N: every deployment vLLM accepts on N GPUs of one node (TP ×
 PP × DP, EP for MoE models, prefill/decode disaggregation with per-pool

@@ -45,7 +45,7 @@ func topologies(b *pointBuilder, n int, vary []plan.Point, set func(string) bool
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--model: %w", err)
 	}
-	topos, err := plan.Enumerate(m, n, hw.GPUsPerNode)
+	topos, err := plan.Enumerate(m, n, hw)
 	if err != nil {
 		return nil, nil, nil, err
 	}

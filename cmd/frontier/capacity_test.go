@@ -80,7 +80,7 @@ func TestCapacityBadInput(t *testing.T) {
 		{nil, "--slo: give at least one"},
 		{[]string{"--slo", "ttft:p99<=1s", "--request-rate", "5"}, "--request-rate: the search sets it"},
 		{[]string{"--slo", "ttft:p99<=1s", "--precision", "0"}, "--precision: must be in (0, 1)"},
-		{[]string{"--slo", "ttft:p99<=1s", "--gpus", "16"}, "--gpus 16: one NVLink domain (node) of this hardware holds 8 GPUs"},
+		{[]string{"--slo", "ttft:p99<=1s", "--gpus", "16"}, "--gpus 16: one h200-sxm node holds 8 GPUs (one NVLink domain); --gpus enumerates the deployments of one node"},
 		{[]string{"--slo", "ttft:p99<=1s", "--gpus", "2", "--tensor-parallel-size", "2"}, "--tensor-parallel-size: --gpus enumerates the layout"},
 		{[]string{"--slo", "ttft:p99<=1s", "--gpus", "1", "--model", "meta-llama/Llama-3.1-70B-Instruct"},
 			"--gpus 1: no deployment of the model fits; the closest (largest engines): TP1 PP1 DP1: deployment does not start: No available memory for the cache blocks"},

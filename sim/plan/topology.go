@@ -74,10 +74,12 @@ func ValidTP(m profiles.ModelSpec, tp int) bool {
 }
 
 // Enumerate lists every topology vLLM accepts for model m on exactly n
-// GPUs of one node of perNode GPUs (an NVLink domain: 8 on the HGX
-// H100/H200/H800 presets, from their aiconfigurator system files'
-// num_gpus_per_node), before memory is checked (sim.Resolve refuses
-// those whose weights or KV cache do not fit):
+// GPUs of one node of hardware hw (hw.GPUsPerNode, from the
+// aiconfigurator system files' num_gpus_per_node: 8 on the HGX presets,
+// one NVLink domain; 8 PCIe GPUs on L40S and RTX PRO 6000; 4 on a GB200
+// compute tray, whose 72-GPU NVLink domain spans trays), before memory
+// is checked (sim.Resolve refuses those whose weights or KV cache do not
+// fit):
 //
 //   - co-located: every TP × PP × DP = n with ValidTP(TP) and
 //     PP ≤ layers; for a MoE model also with EP over TP × DP ranks when
@@ -89,13 +91,22 @@ func ValidTP(m profiles.ModelSpec, tp int) bool {
 //
 // Order: co-located by TP, then PP, then EP off before on;
 // disaggregated by prefill TP, decode TP, prefill instances, then EP
-// (prefill, decode). Errors: n < 1, or n more than one node holds.
-func Enumerate(m profiles.ModelSpec, n, perNode int) ([]Topology, error) {
+// (prefill, decode). Errors: n < 1, or n more than one node holds (the
+// message states the preset's rule).
+func Enumerate(m profiles.ModelSpec, n int, hw profiles.Hardware) ([]Topology, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("--gpus: must be ≥ 1, got %d", n)
 	}
+	perNode := hw.GPUsPerNode
 	if n > perNode {
-		return nil, fmt.Errorf("--gpus %d: one NVLink domain (node) of this hardware holds %d GPUs; deployments across nodes are not simulated", n, perNode)
+		link := "one NVLink domain"
+		switch {
+		case hw.NVLinkDomain == 0:
+			link = "PCIe only"
+		case hw.NVLinkDomain > perNode:
+			link = fmt.Sprintf("its NVLink domain joins %d across nodes: give such a layout by its flags (--tensor-parallel-size …) without --gpus", hw.NVLinkDomain)
+		}
+		return nil, fmt.Errorf("--gpus %d: one %s node holds %d GPUs (%s); --gpus enumerates the deployments of one node", n, hw.Name, perNode, link)
 	}
 	var out []Topology
 	epOK := func(ranks int) []bool {

@@ -13,7 +13,7 @@ func labels(t *testing.T, model string, n int) []string {
 	t.Helper()
 	m, err := profiles.LoadModel(model)
 	require.NoError(t, err)
-	topos, err := Enumerate(m, n, 8)
+	topos, err := Enumerate(m, n, h200(t))
 	require.NoError(t, err)
 	var out []string
 	for _, tp := range topos {
@@ -73,9 +73,19 @@ func TestEnumerateMoE8GPUs(t *testing.T) {
 func TestEnumerateRules(t *testing.T) {
 	m, err := profiles.LoadModel("meta-llama/Llama-3.1-8B-Instruct")
 	require.NoError(t, err)
-	_, err = Enumerate(m, 16, 8)
-	require.ErrorContains(t, err, "--gpus 16: one NVLink domain (node) of this hardware holds 8 GPUs")
-	_, err = Enumerate(m, 0, 8)
+	_, err = Enumerate(m, 16, h200(t))
+	require.EqualError(t, err, "--gpus 16: one h200-sxm node holds 8 GPUs (one NVLink domain); --gpus enumerates the deployments of one node")
+	// GB200: a 4-GPU tray in a 72-GPU NVLink domain (on main: "one NVLink
+	// domain (node) of this hardware holds 4 GPUs"); L40S: PCIe only.
+	gb, err := profiles.LookupHardware("gb200")
+	require.NoError(t, err)
+	_, err = Enumerate(m, 8, gb)
+	require.EqualError(t, err, "--gpus 8: one gb200 node holds 4 GPUs (its NVLink domain joins 72 across nodes: give such a layout by its flags (--tensor-parallel-size …) without --gpus); --gpus enumerates the deployments of one node")
+	l40s, err := profiles.LookupHardware("l40s")
+	require.NoError(t, err)
+	_, err = Enumerate(m, 16, l40s)
+	require.EqualError(t, err, "--gpus 16: one l40s node holds 8 GPUs (PCIe only); --gpus enumerates the deployments of one node")
+	_, err = Enumerate(m, 0, h200(t))
 	require.ErrorContains(t, err, "--gpus: must be ≥ 1")
 	// 32 heads, 8 KV heads: TP 3 and 6 do not divide; TP 16 > 8 KV heads
 	// would replicate them, but 32 % 16 = 0 and 16 % 8 = 0: valid.
@@ -87,4 +97,11 @@ func TestEnumerateRules(t *testing.T) {
 	assert.Equal(t, []string{"TP1 PP1 DP1"}, one)
 	three := labels(t, "meta-llama/Llama-3.1-8B-Instruct", 3)
 	assert.Equal(t, []string{"TP1 PP1 DP3", "TP1 PP3 DP1", "1P TP1 + 2D TP1", "2P TP1 + 1D TP1", "1P TP1 + 1D TP2", "1P TP2 + 1D TP1"}, three)
+}
+
+func h200(t *testing.T) profiles.Hardware {
+	t.Helper()
+	hw, err := profiles.LookupHardware("h200-sxm")
+	require.NoError(t, err)
+	return hw
 }
