@@ -233,15 +233,17 @@ func KVCacheRefusal(availBytes, blockBytes int64, blockSize, maxModelLen int) er
 	if availBytes <= 0 {
 		return memoryErrorf("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. %s", conservingMemoryURL)
 	}
-	blocks := int64((maxModelLen + blockSize - 1) / blockSize)
-	needed := blocks * blockBytes
-	if needed <= availBytes {
+	// Blocks and bytes are compared without multiplying (a config's
+	// length can be near 2^63: blocks × blockBytes would wrap).
+	blocks := int64((maxModelLen-1)/blockSize) + 1
+	if blocks <= availBytes/blockBytes {
 		return nil
 	}
+	needed := float64(blocks) * float64(blockBytes)
 	estimated := ""
 	if m := availBytes / blockBytes * int64(blockSize); m > 0 {
 		estimated = fmt.Sprintf("Based on the available memory, the estimated maximum model length is %d. ", m)
 	}
 	return memoryErrorf("To serve at least one request with the models's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). %sTry increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine. %s",
-		maxModelLen, float64(needed)/gib, float64(availBytes)/gib, estimated, conservingMemoryURL)
+		maxModelLen, needed/gib, float64(availBytes)/gib, estimated, conservingMemoryURL)
 }

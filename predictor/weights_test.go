@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -169,4 +170,15 @@ func TestNCCLOnlyAllReduce(t *testing.T) {
 	off, why := CustomAllReduceOff(h, 4)
 	assert.True(t, off)
 	assert.Equal(t, "custom all-reduce off for 4 PCIe-only GPUs (vLLM supports it on at most two): TP all-reduces priced from NCCL's table", why)
+}
+
+// A max_model_len whose blocks × block bytes pass int64 (a config of 2^62
+// positions) is refused, with the need in GiB, where on main the product
+// wrapped and the check passed (the run went ahead at 2^62 tokens).
+// 2^62 tokens / 16 = 2^58 blocks of 8 MiB = 2^81 bytes = 2^51 GiB.
+func TestKVCacheRefusalHugeLength(t *testing.T) {
+	err := KVCacheRefusal(100<<30, 8<<20, 16, 1<<62)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "max seq len (4611686018427387904), (2251799813685248.00 GiB KV cache is needed, which is larger than the available KV cache memory (100.00 GiB). Based on the available memory, the estimated maximum model length is 204800. ")
+	require.Error(t, KVCacheRefusal(100<<30, 8<<20, 16, math.MaxInt64), "no wrap at the largest int")
 }

@@ -3,6 +3,7 @@ package profiles
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -91,5 +92,10 @@ func derivedMaxLen(c hfConfig, modelType string) (int, string, error) {
 			}
 		}
 	}
-	return int(float64(best) * factor), key, nil
+	// A length past int64 (2^62 positions × 4, say) saturates: vLLM's
+	// Python int has no bound, and the KV-cache check refuses it anyway.
+	if scaled := float64(best) * factor; scaled < math.MaxInt64 {
+		return int(scaled), key, nil
+	}
+	return math.MaxInt64, key, nil
 }

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,9 @@ func TestDerivedMaxModelLen(t *testing.T) {
 		{"linear rope × factor", `,"max_position_embeddings":4096,"rope_scaling":{"type":"linear","factor":2.0}`, 8192, "max_position_embeddings", ""},
 		{"yarn from the original length", `,"max_position_embeddings":131072,"rope_scaling":{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}`, 131072, "max_position_embeddings", ""},
 		{"llama3 rope already counted", `,"max_position_embeddings":131072,"rope_scaling":{"rope_type":"llama3","factor":8.0}`, 131072, "max_position_embeddings", ""},
+		// 2^62 × 4 is past int64: on main the float→int conversion made it
+		// −2^63, a negative max_model_len that failed every request.
+		{"rope past int64 saturates", `,"max_position_embeddings":4611686018427387904,"rope_scaling":{"type":"linear","factor":4.0}`, math.MaxInt64, "max_position_embeddings", ""},
 		{"zero refused", `,"max_position_embeddings":0`, 0, "", "config.json max_position_embeddings: must be > 0 (vLLM derives max_model_len from it), got 0"},
 		{"negative refused", `,"max_position_embeddings":4096,"max_seq_len":-1`, 0, "", "config.json max_seq_len: must be > 0 (vLLM derives max_model_len from it), got -1"},
 	}

@@ -224,3 +224,22 @@ func TestCapacityLaunchAtTheProbeLengthThatHeld(t *testing.T) {
 	require.NoError(t, printCapacity(&b, nil, r, f, r.candidates[0], c))
 	assert.Contains(t, b.String(), " --num-prompts 800 --request-rate 12.5 ")
 }
+
+// A config whose length keys pass int64 once rope-scaled, or whose KV
+// need for one max-length request passes int64 bytes, is refused with
+// vLLM's KV-cache reason (exit 2). On main 2^62 positions × linear rope 4
+// wrapped to a negative max_model_len (every request failed, "0 refused
+// by the API server, 0 given up"), and 2^62 positions ran, the KV check's
+// product having wrapped.
+func TestHugeConfigLengthRefused(t *testing.T) {
+	for _, rope := range []any{map[string]any{"rope_type": "linear", "factor": 4.0}, nil} {
+		cfg := writeConfig(t, func(c map[string]any) {
+			c["max_position_embeddings"] = int64(1) << 62
+			c["rope_scaling"] = rope
+		})
+		_, _, err := run(t, withTiny("--model", cfg)...)
+		require.Error(t, err)
+		assert.Equal(t, 2, exitCode(err))
+		assert.Contains(t, err.Error(), "deployment does not start: To serve at least one request with the models's max seq len (")
+	}
+}
