@@ -85,19 +85,28 @@ func (p *peakTokens) settle() {
 
 // add buckets a completed request's chunk times and recycles its slice.
 func (p *peakTokens) add(r *record) {
-	for _, t := range r.chunks {
-		b := (t - p.origin) / 1e9
+	// A request's chunk times ascend: count each second's run at once,
+	// working out the bucket only where a second ends.
+	ch := r.chunks
+	for i := 0; i < len(ch); {
+		b := (ch[i] - p.origin) / 1e9
+		end, k := p.origin+(b+1)*1e9, i+1
+		for k < len(ch) && ch[k] < end && ch[k] >= ch[k-1] {
+			k++
+		}
+		n := int32(k - i)
+		i = k
 		if b >= denseSeconds {
 			if p.sparse == nil {
 				p.sparse = map[int64]int32{}
 			}
-			p.sparse[b]++
+			p.sparse[b] += n
 			continue
 		}
 		for int64(len(p.buckets)) <= b {
 			p.buckets = append(p.buckets, 0)
 		}
-		p.buckets[b]++
+		p.buckets[b] += n
 	}
 	p.recycle(r)
 }
