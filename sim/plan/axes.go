@@ -142,7 +142,8 @@ func (p Point) Label() string {
 // axis outermost, as nested loops in the order given), or with zip the
 // i-th value of every axis together; the sweep file's deployments, when
 // any, are the outermost loop. Errors: zip over axes of different
-// lengths, a key given twice, more than MaxPoints points.
+// lengths, a key given twice, more than MaxPoints points (crossed or
+// zipped, times the deployments).
 func Expand(axes []Axis, zip bool, deployments []Entry) ([]Point, error) {
 	seen := map[string]bool{}
 	for _, a := range axes {
@@ -164,6 +165,9 @@ func Expand(axes []Axis, zip bool, deployments []Entry) ([]Point, error) {
 			if len(a.Values) != n {
 				return nil, fmt.Errorf("--zip: every axis needs as many values (%s has %d, %s has %d)", axes[0].Key, n, a.Key, len(a.Values))
 			}
+		}
+		if total := float64(n) * float64(max(1, len(deployments))); total > MaxPoints {
+			return nil, fmt.Errorf("--vary: %g points; at most %d", total, MaxPoints)
 		}
 		for i := 0; i < n; i++ {
 			c := make([]Assignment, len(axes))

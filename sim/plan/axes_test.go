@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -157,4 +158,28 @@ func TestReadLines(t *testing.T) {
 	ls, err = ReadLines([]string{"t"}, [][]byte{torn}, true)
 	require.NoError(t, err)
 	assert.Len(t, ls.ByPt, 2)
+}
+
+// Zipped axes times the sweep file's deployments are bounded as crossed
+// ones are (on main only the cross product was: 500,001 zipped values
+// over 2 deployments expanded past a million points, each then built).
+func TestExpandZipBounded(t *testing.T) {
+	vals := make([]string, MaxPoints/2+1)
+	for i := range vals {
+		vals[i] = strconv.Itoa(i + 1)
+	}
+	axes := []Axis{{Key: "max-num-seqs", Values: vals}, {Key: "seed", Values: vals}}
+	_, err := Expand(axes, true, []Entry{{Name: "a"}, {Name: "b"}})
+	require.EqualError(t, err, "--vary: 1.000002e+06 points; at most 1000000")
+	small := []Axis{{Key: "max-num-seqs", Values: vals[:2]}, {Key: "seed", Values: vals[:2]}}
+	points, err := Expand(small, true, []Entry{{Name: "a"}, {Name: "b"}})
+	require.NoError(t, err)
+	assert.Len(t, points, 4)
+}
+
+// An SLO value past the float range names what is wrong (on main
+// ttft:p99<=1e400ms said "VALUE must be > 0").
+func TestParseSLOHugeValue(t *testing.T) {
+	_, err := ParseSLO("ttft:p99<=1e400ms")
+	require.EqualError(t, err, `--slo "ttft:p99<=1e400ms": VALUE must be a finite number > 0`)
 }

@@ -43,7 +43,7 @@ func ParseSLO(s string) (SLO, error) {
 		v *= 1000
 	}
 	if !(v > 0) || math.IsInf(v, 0) {
-		return SLO{}, fmt.Errorf("--slo %q: VALUE must be > 0", s)
+		return SLO{}, fmt.Errorf("--slo %q: VALUE must be a finite number > 0", s)
 	}
 	o.LimitMs = v
 	return o, nil
