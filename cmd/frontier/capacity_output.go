@@ -14,7 +14,8 @@ import (
 )
 
 // describeSetup is one line per deployment: "MODEL on HW, TP 1 PP 1 DP 1",
-// a disaggregated one as its pools.
+// "2 replicas of TP 1 PP 1 DP 1" with --replicas, a disaggregated one as
+// its pools.
 func describeSetup(st *sim.Setup) string {
 	var parts []string
 	for _, d := range st.Pools {
@@ -24,6 +25,8 @@ func describeSetup(st *sim.Setup) string {
 		}
 		if d.Pool != "" {
 			desc = fmt.Sprintf("%s %d× %s", d.Pool, d.Instances, desc)
+		} else if d.Instances > 1 {
+			desc = fmt.Sprintf("%d replicas of %s", d.Instances, desc) // --replicas
 		}
 		parts = append(parts, desc)
 	}

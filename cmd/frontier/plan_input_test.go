@@ -243,3 +243,11 @@ func TestHugeConfigLengthRefused(t *testing.T) {
 		assert.Contains(t, err.Error(), "deployment does not start: To serve at least one request with the models's max seq len (")
 	}
 }
+
+// The capacity report's deployment line says --replicas (on main
+// "TP 1 PP 1 DP 1 (2 GPUs)" for two replicas of one GPU each).
+func TestCapacityDeploymentLineSaysReplicas(t *testing.T) {
+	out, stderr, err := run(t, capacityArgs("--slo", "ttft:p99<=200ms", "--replicas", "2", "--num-prompts", "100")...)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "Deployment:                        meta-llama/Llama-3.1-8B-Instruct on h200-sxm, 2 replicas of TP 1 PP 1 DP 1 (2 GPUs)\n")
+}
