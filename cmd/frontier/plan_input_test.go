@@ -251,3 +251,28 @@ func TestCapacityDeploymentLineSaysReplicas(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.Contains(t, out, "Deployment:                        meta-llama/Llama-3.1-8B-Instruct on h200-sxm, 2 replicas of TP 1 PP 1 DP 1 (2 GPUs)\n")
 }
+
+// Two sweep outputs naming one file are refused before any run, as
+// simulate refuses them (distinctOutputs); on main --out-jsonl and
+// --out-csv on one path exited 0 with the JSON lines overwritten by the
+// CSV.
+func TestSweepOutputsDistinct(t *testing.T) {
+	dir := t.TempDir()
+	same := filepath.Join(dir, "same.out")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{sweepArgs("--vary", "max-num-seqs=2,4", "--out-jsonl", same, "--out-csv", same), "--out-csv and --out-jsonl both write " + same + ": give each output its own file"},
+		{sweepArgs("--vary", "max-num-seqs=2,4", "--out-csv", same+".svg", "--plot", same+".svg"), "--out-csv and --plot both write " + same + ".svg: give each output its own file"},
+		{[]string{"sweep", "merge", "--out-csv", same, "--out-jsonl", same, "x.jsonl"}, "--out-csv and --out-jsonl both write " + same},
+	} {
+		_, _, err := run(t, c.args...)
+		require.Error(t, err, c.want)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Equal(t, 2, exitCode(err))
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}

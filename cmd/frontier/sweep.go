@@ -95,7 +95,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 			return bad(err)
 		}
 	}
-	if err := checkOutputs(f.outCSV, f.outJSONL, f.resultDir); err != nil {
+	if err := checkOutputs(f.outCSV, f.outJSONL, f.resultDir, f.plot); err != nil {
 		return bad(err)
 	}
 	if f.plot != "" {
@@ -316,9 +316,18 @@ func readDone(path, fingerprint string) (*plan.Lines, error) {
 	return ls, nil
 }
 
-// checkOutputs fails before any run when an output cannot be written,
-// leaving nothing behind.
-func checkOutputs(csvPath, jsonlPath, resultDir string) error {
+// checkOutputs fails before any run when an output cannot be written, or
+// two name one file (--out-jsonl's FILE.partial included), leaving
+// nothing behind.
+func checkOutputs(csvPath, jsonlPath, resultDir, plot string) error {
+	partial := ""
+	if jsonlPath != "" {
+		partial = jsonlPath + ".partial"
+	}
+	if err := distinctOutputs([]outputPath{{"--out-csv", csvPath}, {"--out-jsonl", jsonlPath}, {"--out-jsonl's partial file", partial},
+		{"--result-dir", resultDir}, {"--plot", plot}}); err != nil {
+		return err
+	}
 	if err := checkWritable("--out-csv", csvPath); err != nil {
 		return err
 	}

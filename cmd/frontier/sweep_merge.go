@@ -28,6 +28,9 @@ points are errors.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputs(outCSV, outJSONL, resultDir, plotPath); err != nil {
+				return bad(err)
+			}
 			var data [][]byte
 			for _, a := range args {
 				d, err := os.ReadFile(a)
@@ -45,9 +48,6 @@ points are errors.`,
 			}
 			if miss := ls.Missing(); len(miss) > 0 {
 				return bad(fmt.Errorf("merge: %d of %d points missing (e.g. %s): give every shard's file", len(miss), ls.Head.Points, ints(miss, 10)))
-			}
-			if err := checkOutputs(outCSV, outJSONL, resultDir); err != nil {
-				return bad(err)
 			}
 			raw := make([][]byte, ls.Head.Points)
 			for k := range raw {
