@@ -52,15 +52,16 @@ func engineFlags(cmd *cobra.Command) (*cobra.Command, *simFlags) {
 // offlineSetup resolves the embedded default deployment with the engine
 // flags applied, the LLM class's batch defaults for flags not given
 // (offline.LLMClassBatchDefaults) and w as the workload, and refuses what
-// vLLM's offline benchmarks refuse.
-func offlineSetup(simCmd *cobra.Command, f *simFlags, w scenarios.Workload) (*sim.Setup, error) {
+// vLLM's offline benchmarks refuse. Errors about a value a flag of cmd
+// set name the flag (nameTheFlag), as simulate's do.
+func offlineSetup(cmd, simCmd *cobra.Command, f *simFlags, w scenarios.Workload) (*sim.Setup, error) {
 	sc, err := offlineScenario(simCmd, f, w)
 	if err != nil {
-		return nil, err
+		return nil, nameTheFlag(err, cmd.Flags().Changed, "")
 	}
 	st, err := sim.Resolve(sc)
 	if err != nil {
-		return nil, err
+		return nil, nameTheFlag(err, cmd.Flags().Changed, "")
 	}
 	return st, offline.Check(st)
 }

@@ -84,7 +84,7 @@ func runBenchLatency(cmd *cobra.Command, simCmd *cobra.Command, sf *simFlags, f 
 	cfg := offline.LatencyConfig{InputLen: f.inputLen, OutputLen: f.outputLen, BatchSize: f.batchSize, NumItersWarmup: f.warmup, NumIters: f.iters}
 	w := scenarios.Workload{Dataset: "random", Arrivals: scenarios.DefaultArrivals(),
 		Random: &scenarios.RandomData{NumPrompts: f.batchSize, InputLen: f.inputLen, OutputLen: f.outputLen}}
-	st, err := offlineSetup(simCmd, sf, w)
+	st, err := offlineSetup(cmd, simCmd, sf, w)
 	if err != nil {
 		return bad(err)
 	}

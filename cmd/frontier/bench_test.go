@@ -113,7 +113,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"batch 0", []string{"bench", "latency", "--batch-size", "0"}, "--batch-size: must be in [1, 2000000], got 0"},
 		{"too long", []string{"bench", "latency", "--max-model-len", "100", "--input-len", "64", "--output-len", "64"}, "Please ensure that max_model_len is greater than the sum of input_len and output_len"},
 		{"dp", []string{"bench", "latency", "--data-parallel-size", "2"}, "Data parallel is only supported with external launcher mode with synchronous engine in offline benchmark"},
-		{"unknown model", []string{"bench", "latency", "--model", "acme/None"}, "deployment.model"},
+		{"unknown model", []string{"bench", "latency", "--model", "acme/None"}, "--model: model \"acme/None\": not a known model id"},
 		{"no input len", []string{"bench", "throughput"}, "--input-len: input_len must be provided for a random dataset"},
 		{"backend", []string{"bench", "throughput", "--input-len", "8", "--backend", "hf"}, "--backend hf: only vllm"},
 		{"sharegpt file", []string{"bench", "throughput", "--dataset-path", lengths}, "--dataset-name sharegpt --dataset-path: not simulated"},

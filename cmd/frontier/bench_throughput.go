@@ -98,7 +98,7 @@ func runBenchThroughput(cmd *cobra.Command, simCmd *cobra.Command, sf *simFlags,
 	if err := checkWritable("--output-json", f.outputJSON); err != nil {
 		return bad(err)
 	}
-	st, err := offlineSetup(simCmd, sf, w)
+	st, err := offlineSetup(cmd, simCmd, sf, w)
 	if err != nil {
 		return bad(err)
 	}

@@ -276,3 +276,23 @@ func TestSweepOutputsDistinct(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 }
+
+// bench latency and throughput name the flag too (on main
+// --max-num-seqs -1 said deployment.max_num_seqs, --num-prompts -4
+// workload.random.num_prompts).
+func TestBenchErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "throughput", "--input-len", "100", "--max-num-seqs", "-1"}, "--max-num-seqs: must be ≥ 1, got -1"},
+		{[]string{"bench", "throughput", "--input-len", "100", "--num-prompts", "-4"}, "--num-prompts: must be ≥ 1, got -4"},
+		{[]string{"bench", "latency", "--gpu-memory-utilization", "3"}, "--gpu-memory-utilization: must be in (0, 1], got 3"},
+		{[]string{"bench", "latency", "--max-model-len", "-5"}, "--max-model-len: must be ≥ 1, got -5"},
+	} {
+		_, _, err := run(t, c.args...)
+		require.Error(t, err, c.want)
+		assert.Equal(t, c.want, err.Error())
+		assert.Equal(t, 2, exitCode(err))
+	}
+}
