@@ -268,7 +268,7 @@ func TablesForNeed(hardware, version string, need *Need) (*Tables, error) {
 	}
 	if version == "" {
 		_, version, _ = TableVersions(name)
-	} else if err := checkVersion(name, version); err != nil {
+	} else if err := CheckVersion(name, version); err != nil {
 		return nil, err
 	}
 	key := tablesKey{name: name, version: version}

@@ -88,6 +88,14 @@ var knownQuantMethods = []string{"awq", "awq_marlin", "compressed-tensors", "fbg
 // KnownQuantMethods lists the quantization methods Frontier reads, sorted.
 func KnownQuantMethods() []string { return append([]string(nil), knownQuantMethods...) }
 
+// IsQuantMethod reports whether method is a vLLM quantization method
+// Frontier knows: one it prices (KnownQuantMethods) or one it recognises
+// and cannot price (refused with the kernels it lacks).
+func IsQuantMethod(method string) bool {
+	_, unpriced := unpricedQuantMethods[method]
+	return unpriced || slices.Contains(knownQuantMethods, method)
+}
+
 // unpricedQuantMethods are vLLM methods Frontier recognises but cannot
 // price (their kernels are in no operator table).
 var unpricedQuantMethods = map[string]string{

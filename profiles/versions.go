@@ -147,8 +147,8 @@ func TableVersions(hardware string) (versions []string, def string, err error) {
 	return versions, defaultVersions[hw.TablesHardware], err
 }
 
-// checkVersion refuses a version the embedded sets of hardware lack.
-func checkVersion(hardware, version string) error {
+// CheckVersion refuses a version the embedded sets of hardware lack.
+func CheckVersion(hardware, version string) error {
 	versions, _, err := TableVersions(hardware)
 	if err != nil {
 		return err

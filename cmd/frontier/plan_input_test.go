@@ -296,3 +296,36 @@ func TestBenchErrorsNameTheFlag(t *testing.T) {
 		assert.Equal(t, 2, exitCode(err))
 	}
 }
+
+// A name outside frontier's lists (a typo) is bad input on sweep and
+// capacity as on simulate: exit 2 before anything runs, naming the flag.
+// On main an unknown --scheduling-policy, --model, --hardware, --router,
+// --quantization or --vllm-version became a "refused" row, as if vLLM
+// had refused the deployment, and the sweep exited 0. A method vLLM has
+// and frontier cannot price stays a row.
+func TestPlanUnknownNamesAreBadInput(t *testing.T) {
+	for _, c := range []struct {
+		vary, want string
+	}{
+		{"scheduling-policy=bogus,fcfs", `--scheduling-policy: unknown scheduling policy "bogus" (allowed: fcfs, priority, sjf)`},
+		{"model=acme/x,meta-llama/Llama-3.1-8B-Instruct", `--model: model "acme/x": not a known model id nor an existing config.json path`},
+		{"hardware=bogus,h200-sxm", `--hardware: unknown hardware "bogus" (allowed: `},
+		{"router=bogus,round-robin", `replicas.router (--router): unknown router policy "bogus" (allowed: `},
+		{"quantization=bogus,fp8", `--quantization: unknown quantization method "bogus" (allowed: `},
+		{"vllm-version=9.9.9,0.19.0", `--vllm-version: no h200-sxm tables embedded for vLLM 9.9.9 (embedded: `},
+	} {
+		_, _, err := run(t, sweepArgs("--replicas", "2", "--vary", c.vary)...)
+		require.Error(t, err, c.vary)
+		assert.Contains(t, err.Error(), "point 0 (", c.vary)
+		assert.Contains(t, err.Error(), c.want, c.vary)
+		assert.Equal(t, 2, exitCode(err), c.vary)
+	}
+	_, _, err := run(t, capacityArgs("--slo", "ttft:p99<=1s", "--scheduling-policy", "bogus")...)
+	require.Error(t, err)
+	assert.Equal(t, `--scheduling-policy: unknown scheduling policy "bogus" (allowed: fcfs, priority, sjf)`, err.Error())
+	assert.Equal(t, 2, exitCode(err))
+
+	out, stderr, err := run(t, sweepArgs("--vary", "quantization=gguf,fp8")...)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, `refused: deployment.quantization: quantization method "gguf" is not priced`)
+}

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"frontier/scenarios"
+	"frontier/sim"
 	"frontier/sim/plan"
 )
 
@@ -236,6 +237,11 @@ func (b *pointBuilder) scenario(args []string, entry *plan.Entry, validate bool)
 		return sc, nil
 	}
 	if err := sc.Validate(); err != nil {
+		return nil, b.nameSource(err, cmd.Flags().Changed, f.scenario, entry)
+	}
+	// A name outside frontier's lists is a typo (exit 2), not a point
+	// vLLM refuses (a row).
+	if err := sim.CheckNames(sc); err != nil {
 		return nil, b.nameSource(err, cmd.Flags().Changed, f.scenario, entry)
 	}
 	return sc, nil
