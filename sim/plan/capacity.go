@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"frontier/sim"
@@ -232,7 +233,7 @@ func (s *Search) trial(x float64, seed int64) *Probe {
 			v := slo.Value(o.Result)
 			p.Values = append(p.Values, v)
 			if !slo.Holds(v) && p.Held {
-				p.Held, p.Why = false, fmt.Sprintf("%s %s ms > %s ms", slo.Name(), fmtMs(v), fmtMs(slo.LimitMs))
+				p.Held, p.Why = false, fmt.Sprintf("%s %s ms > %s ms", slo.Name(), fmtMs(v), strconv.FormatFloat(slo.LimitMs, 'f', -1, 64))
 			}
 		}
 		if !p.Held || s.ClosedLoop || math.IsInf(x, 1) {

@@ -236,3 +236,13 @@ func TestCapacityPrecisionBelowFloatSpacing(t *testing.T) {
 	require.NotNil(t, c.Above)
 	assert.Equal(t, math.Nextafter(c.X, math.Inf(1)), c.Above.X, "bisected down to adjacent floats")
 }
+
+// A failed probe's reason writes the SLO's limit as given (on main
+// ttft:p99<=0.001ms read "ttft:p99 9.48 ms > 0.00 ms").
+func TestProbeWhyWritesTheLimitAsGiven(t *testing.T) {
+	slo, err := ParseSLO("ttft:p99<=0.001ms")
+	require.NoError(t, err)
+	p := (&Search{Probe: syntheticProber(t), SLOs: []SLO{slo}, Precision: 0.02, Seeds: []int64{0}, Requests: 100}).probe(10)
+	require.False(t, p.Held)
+	assert.Regexp(t, `^ttft:p99 \d+\.\d\d ms > 0\.001 ms$`, p.Why)
+}
