@@ -173,3 +173,35 @@ func TestPendingSendsInTimeOrder(t *testing.T) {
 	assert.Equal(t, []int64{50 * ms, 20 * ms, 20 * ms, 90 * ms, 10 * ms}, sends)
 	assert.Empty(t, s.client.turns.h)
 }
+
+// A long session cut by max_model_len 600 (turn lengths drawn with range
+// ratio 0.8, so some cut turns drop as many turns as the turn before and
+// some drop more), on a cache that never evicts: a turn that repeats the
+// turn before (ReusedTokens) hits the full blocks of that turn's prompt +
+// output − 1 tokens; a cut turn that drops more hits only the system
+// prompt's 2 full blocks (35 tokens: 32).
+func TestCutSessionTurnsHitTheirRun(t *testing.T) {
+	s := scenarios.DefaultSessions()
+	s.NumSessions, s.NumTurns, s.RangeRatio = 1, scenarios.Fixed(60), 0.8
+	s.SystemPromptLen, s.UserMessageLen, s.OutputLen, s.ThinkTimeS = 30, 20, 40, scenarios.Fixed(1)
+	plan, err := workload.BuildFor(&scenarios.Workload{Dataset: "sessions", Sessions: &s, Arrivals: scenarios.DefaultArrivals()}, nil, 600)
+	require.NoError(t, err)
+	require.Len(t, plan.Notes, 1)
+	reqs := plan.Stages[0].Requests
+	res := sessionSim(t, 1000, reqs)
+	runs, starts := 0, 0
+	for k := 1; k < len(reqs); k++ {
+		prev, want := &reqs[k-1], 32
+		if prev.ReusedTokens > 0 {
+			want = (prev.PromptTokens + prev.OutputTokens - 1) / 16 * 16
+			if len(reqs[k].Segments) < 2*k+2 {
+				runs++
+			}
+		} else {
+			starts++
+		}
+		assert.Equal(t, want, res.Requests[k].CachedTokens, "turn %d", k+1)
+	}
+	assert.Positive(t, runs, "cut turns that repeat the turn before")
+	assert.Positive(t, starts, "cut turns that drop more than the turn before")
+}

@@ -113,7 +113,8 @@ func TestSessionsStartsAndUsers(t *testing.T) {
 // drops turn 1 (its message and reply, 70 tokens): 35 + [turn 2: 30 + 40]
 // + [turn 3: 30 + 40] + 30 = 205 → 245. Turn 5 (345 + 40 uncut) drops two
 // turns: 205 again, so it repeats nothing of turn 4 after the system
-// prompt; turn 4's prompt is new from position 35 on.
+// prompt; turn 4's prompt is new from position 35 on. Each names what it
+// keeps after the system prompt as one stream of its own.
 func TestSessionsDropOldestTurns(t *testing.T) {
 	plan := buildSessions(t, chat(1, 5), scenarios.DefaultArrivals(), 250)
 	reqs := plan.Stages[0].Requests
@@ -124,15 +125,72 @@ func TestSessionsDropOldestTurns(t *testing.T) {
 	}
 	assert.Equal(t, []int{65, 135, 205, 205, 205}, prompts)
 	t3, t4, t5 := reqs[2], reqs[3], reqs[4]
-	assert.Equal(t, []int{35, 65, 105, 135, 175, 205}, ends(t4.Segments))
-	assert.Equal(t, t3.Segments[3].Key, t4.Segments[1].Key, "turn 4 starts (after the system prompt) with turn 2's message")
-	assert.Equal(t, t3.Segments[0], t4.Segments[0])
-	assert.Equal(t, t4.Segments[3].Key, t5.Segments[1].Key, "turn 5 starts with turn 3's message")
+	assert.Equal(t, []int{35, 205}, ends(t4.Segments))
+	assert.Equal(t, []int{35, 205}, ends(t5.Segments))
+	assert.Equal(t, t3.Segments[0], t4.Segments[0], "the system prompt stays")
+	assert.Equal(t, t3.Segments[0], t5.Segments[0])
+	for _, k := range []uint64{t3.Segments[1].Key, t3.Segments[3].Key, t4.Segments[1].Key} {
+		assert.NotEqual(t, k, t5.Segments[1].Key, "turn 5's kept turns are no earlier prompt's tokens")
+	}
+	assert.NotEqual(t, t3.Segments[3].Key, t4.Segments[1].Key)
 	assert.Equal(t, 175, reqs[1].ReusedTokens, "turn 3 repeats turn 2 and its reply")
 	assert.Zero(t, t3.ReusedTokens, "turn 4 (cut) does not repeat turn 3…")
 	assert.Zero(t, t4.ReusedTokens, "…nor turn 5 turn 4")
 	require.Len(t, plan.Notes, 1)
 	assert.Contains(t, plan.Notes[0], "sessions: 2 of 5 turns would exceed max_model_len 250")
+}
+
+// A session far longer than max_model_len: 2,000 turns of a 1-token
+// message and a 1-token reply (no template tokens, no system prompt), so
+// turn k's prompt is 2k − 1 tokens and turns 1–500 fit max_model_len
+// 1,000; every later turn drops one more turn than the one before and
+// keeps 999 tokens. Each such cut turn holds one segment (its kept turns
+// as one stream), not the 999 of the turns it keeps: on main each cut
+// turn copied them, O(turns²) memory (854 MB for one 10,000-turn session
+// cut at 10,000 tokens).
+func TestSessionsCutTurnsCostConstantSegments(t *testing.T) {
+	s := chat(1, 2000)
+	s.SystemPromptLen, s.UserMessageLen, s.OutputLen, s.ChatTemplateTokens = 0, 1, 1, 0
+	reqs := buildSessions(t, s, scenarios.DefaultArrivals(), 1000).Stages[0].Requests
+	require.Len(t, reqs, 2000)
+	for k, r := range reqs {
+		if k < 500 {
+			require.Equal(t, 2*k+1, r.PromptTokens)
+			continue
+		}
+		require.Equal(t, 999, r.PromptTokens, "turn %d", k+1)
+		require.Equal(t, 1, len(r.Segments), "turn %d", k+1)
+		require.Equal(t, 999, r.Segments[0].End)
+		require.Zero(t, reqs[k-1].ReusedTokens, "turn %d starts a run", k+1)
+	}
+}
+
+// Cut turns that drop as many turns as the turn before repeat its prompt
+// and reply: their segments are its segments, its reply and the new
+// message, and the turn before is marked reused in full. Random lengths
+// (range ratio 0.8) make runs of several cut turns.
+func TestSessionsCutRunsRepeatTheTurnBefore(t *testing.T) {
+	s := chat(1, 400)
+	s.RangeRatio = 0.8
+	reqs := buildSessions(t, s, scenarios.DefaultArrivals(), 2000).Stages[0].Requests
+	runs := 0
+	for k := 1; k < len(reqs); k++ {
+		prev, r := &reqs[k-1], &reqs[k]
+		assert.LessOrEqual(t, r.PromptTokens+r.OutputTokens, 2000)
+		assert.Equal(t, r.PromptTokens, r.Segments[len(r.Segments)-1].End)
+		if prev.ReusedTokens == 0 {
+			continue
+		}
+		assert.Equal(t, prev.PromptTokens+prev.OutputTokens, prev.ReusedTokens)
+		n := len(prev.Segments)
+		require.Equal(t, n+2, len(r.Segments), "turn %d: the previous prompt, its reply, the new message", k+1)
+		assert.Equal(t, prev.Segments, r.Segments[:n])
+		assert.Equal(t, engine.Segment{Key: prev.OutputKey, End: prev.ReusedTokens}, r.Segments[n])
+		if len(r.Segments) < 2*k+2 { // cut: fewer than the system prompt, k turns and a message
+			runs++
+		}
+	}
+	assert.Positive(t, runs, "some cut turns continue a run")
 }
 
 // workload.classes with sessions: a session draws its class once, and

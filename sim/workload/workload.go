@@ -188,6 +188,7 @@ const (
 	keySystem  = iota + 1 // a system prompt (by group)
 	keyMessage            // a turn's new message(s): user message or tool result, with template tokens
 	keyReply              // a turn's generated reply
+	keyKept               // a cut conversation's kept turns, from a run's first cut turn (sessions.go)
 )
 
 // streamKey names a content stream of a session workload: its kind and
