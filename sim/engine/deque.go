@@ -52,16 +52,28 @@ func (d *deque) Pop() *Request {
 }
 
 // Remove implements Queue: deletes r wherever it is, keeping the order of
-// the others.
+// the others, by shifting the shorter side of the ring into the hole: a
+// request near the front (the longest waiting, which a client timeout
+// aborts first) costs O(its position), not O(queue length).
 func (d *deque) Remove(r *Request) {
+	at := func(i int) *(*Request) { return &d.buf[(d.head+i)%len(d.buf)] }
 	for i := 0; i < d.n; i++ {
-		if d.buf[(d.head+i)%len(d.buf)] == r {
-			for j := i; j < d.n-1; j++ {
-				d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
-			}
-			d.buf[(d.head+d.n-1)%len(d.buf)] = nil
-			d.n--
-			return
+		if *at(i) != r {
+			continue
 		}
+		if i < d.n/2 {
+			for j := i; j > 0; j-- {
+				*at(j) = *at(j - 1)
+			}
+			*at(0) = nil
+			d.head = (d.head + 1) % len(d.buf)
+		} else {
+			for j := i; j < d.n-1; j++ {
+				*at(j) = *at(j + 1)
+			}
+			*at(d.n - 1) = nil
+		}
+		d.n--
+		return
 	}
 }
