@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func dequeOf(n int) (*deque, []*Request) {
@@ -103,5 +106,44 @@ func BenchmarkWaitingQueueTimeouts(b *testing.B) {
 				q.Remove(rs[i])
 			}
 		})
+	}
+}
+
+// An ordered queue (priority, sjf) under random pushes, pops and removes
+// hands out requests in its order, as a sorted list does, and each
+// waiting request knows its heap index (Remove is O(log n); on main it
+// scanned the heap, O(n) per client timeout).
+func TestOrderedQueueRandomOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	q := Priority.NewQueue()
+	heapOf := q.(orderedQueue).q
+	var ref []*Request // in order
+	for i := 0; i < 5000; i++ {
+		switch op := rng.IntN(4); {
+		case op < 2 || len(ref) == 0:
+			r := &Request{ID: i, Arrival: int64(i), Priority: rng.IntN(5)}
+			q.Push(r)
+			at, _ := slices.BinarySearchFunc(ref, r, func(a, b *Request) int {
+				if byPriority(a, b) {
+					return -1
+				}
+				return 1
+			})
+			ref = slices.Insert(ref, at, r)
+		case op == 2:
+			assert.Same(t, ref[0], q.Pop())
+			ref = ref[1:]
+		default:
+			k := rng.IntN(len(ref))
+			q.Remove(ref[k])
+			ref = slices.Delete(ref, k, k+1)
+		}
+		require.Equal(t, len(ref), q.Len())
+		if len(ref) > 0 {
+			require.Same(t, ref[0], q.Peek())
+		}
+	}
+	for i, r := range heapOf.h {
+		assert.Equal(t, int32(i), r.heapAt)
 	}
 }

@@ -84,9 +84,10 @@ type Less func(a, b *Request) bool
 
 // OrderedQueue returns a waiting queue that hands out requests in the
 // order less, as vLLM's PriorityRequestQueue does with a binary heap
-// (Push and Pop O(log n); Remove O(n), as heapq's remove + heapify). A
-// preempted request goes back by the same order: an ordered queue has no
-// front to put it at.
+// (Push, Pop and Remove O(log n): each request keeps its heap index, where
+// heapq's remove scans the heap, O(n), which made client timeouts over a
+// long queue O(n²)). A preempted request goes back by the same order: an
+// ordered queue has no front to put it at.
 func OrderedQueue(less Less) Queue { return orderedQueue{&reqHeap{less: less}} }
 
 // reqHeap is container/heap's view of an ordered queue.
@@ -97,13 +98,21 @@ type reqHeap struct {
 
 func (q *reqHeap) Len() int           { return len(q.h) }
 func (q *reqHeap) Less(i, j int) bool { return q.less(q.h[i], q.h[j]) }
-func (q *reqHeap) Swap(i, j int)      { q.h[i], q.h[j] = q.h[j], q.h[i] }
-func (q *reqHeap) Push(x any)         { q.h = append(q.h, x.(*Request)) }
+func (q *reqHeap) Swap(i, j int) {
+	q.h[i], q.h[j] = q.h[j], q.h[i]
+	q.h[i].heapAt, q.h[j].heapAt = int32(i), int32(j)
+}
+func (q *reqHeap) Push(x any) {
+	r := x.(*Request)
+	r.heapAt = int32(len(q.h))
+	q.h = append(q.h, r)
+}
 func (q *reqHeap) Pop() any {
 	n := len(q.h) - 1
 	r := q.h[n]
 	q.h[n] = nil
 	q.h = q.h[:n]
+	r.heapAt = -1
 	return r
 }
 
@@ -116,11 +125,8 @@ func (o orderedQueue) Pop() *Request      { return heap.Pop(o.q).(*Request) }
 func (o orderedQueue) Push(r *Request)    { heap.Push(o.q, r) }
 func (o orderedQueue) Prepend(r *Request) { heap.Push(o.q, r) }
 func (o orderedQueue) Remove(r *Request) {
-	for i, x := range o.q.h {
-		if x == r {
-			heap.Remove(o.q, i)
-			return
-		}
+	if i := int(r.heapAt); i >= 0 && i < len(o.q.h) && o.q.h[i] == r {
+		heap.Remove(o.q, i)
 	}
 }
 

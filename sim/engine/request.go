@@ -41,6 +41,10 @@ type Request struct {
 	// instance keeps the KV until the transfer to the decode side is done).
 	HoldKV   bool
 	admitted bool
+	// heapAt is the request's index in an ordered waiting queue's heap
+	// while it waits there (OrderedQueue), so that Remove finds it at
+	// once. It fills the padding before NumComputed: no extra bytes.
+	heapAt int32
 
 	NumComputed int // tokens whose KV is computed (advanced at schedule time)
 	NumOutput   int // output tokens sampled
