@@ -64,14 +64,20 @@ func withClasses(p *Plan, w *scenarios.Workload) *Plan {
 
 // traceClasses makes one class per distinct priority of a trace with a
 // priority column, lowest first, and sets each request's Class; nil when
-// every priority is 0 (no column, or a column of zeros).
-func traceClasses(reqs []Request) []Class {
+// every priority is 0 (no column, or a column of zeros). A trace with
+// more than scenarios.MaxClasses distinct priorities (a priority per
+// request: a deadline, a rank) has no classes either, and note says why:
+// a per-class table of thousands of one-request rows says nothing.
+func traceClasses(reqs []Request) (classes []Class, note string) {
 	seen := map[int]bool{}
 	for _, r := range reqs {
 		seen[r.Priority] = true
 	}
 	if len(seen) == 1 && seen[0] {
-		return nil
+		return nil, ""
+	}
+	if len(seen) > scenarios.MaxClasses {
+		return nil, fmt.Sprintf("trace: %d distinct priorities, more than %d: no per-class metrics (a class per priority up to %d); the priorities still order the waiting queue", len(seen), scenarios.MaxClasses, scenarios.MaxClasses)
 	}
 	prios := make([]int, 0, len(seen))
 	for p := range seen {
@@ -79,7 +85,7 @@ func traceClasses(reqs []Request) []Class {
 	}
 	sort.Ints(prios)
 	index := map[int]int{}
-	classes := make([]Class, len(prios))
+	classes = make([]Class, len(prios))
 	for i, p := range prios {
 		index[p] = i
 		classes[i] = Class{Name: "priority " + strconv.Itoa(p), Priority: p}
@@ -87,7 +93,7 @@ func traceClasses(reqs []Request) []Class {
 	for i := range reqs {
 		reqs[i].Class = index[reqs[i].Priority]
 	}
-	return classes
+	return classes, ""
 }
 
 // parsePriority reads a trace row's optional priority column: an integer

@@ -1,7 +1,10 @@
 package workload
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,7 +78,8 @@ func TestSharedPrefixClassFollowsPrompt(t *testing.T) {
 func TestTracePriorityClasses(t *testing.T) {
 	reqs, err := parseTrace(strings.NewReader("arrival_s,prompt_tokens,output_tokens,priority\n0,10,1,7\n1,10,1,-2\n2,10,1,7\n3,10,1,0\n"), "t.csv")
 	require.NoError(t, err)
-	classes := traceClasses(reqs)
+	classes, note := traceClasses(reqs)
+	assert.Empty(t, note)
 	assert.Equal(t, []Class{{"priority -2", -2}, {"priority 0", 0}, {"priority 7", 7}}, classes)
 	var got [][2]int
 	for _, r := range reqs {
@@ -85,11 +89,44 @@ func TestTracePriorityClasses(t *testing.T) {
 
 	plain, err := parseTrace(strings.NewReader("arrival_s,prompt_tokens,output_tokens\n0,10,1\n"), "t.csv")
 	require.NoError(t, err)
-	assert.Nil(t, traceClasses(plain), "no priority column: no classes")
+	classes, _ = traceClasses(plain)
+	assert.Nil(t, classes, "no priority column: no classes")
 
 	for _, bad := range []string{"x", "1.5", "1e3", "99999999999999999999"} {
 		_, err := parseTrace(strings.NewReader("arrival_s,prompt_tokens,output_tokens,priority\n0,10,1,"+bad+"\n"), "t.csv")
 		assert.ErrorContains(t, err, "t.csv line 2: priority: must be an integer", bad)
+	}
+}
+
+// A trace may give every request a priority of its own (a deadline, an
+// arrival rank): beyond scenarios.MaxClasses distinct priorities it is
+// not split into classes (on main, 100,000 distinct priorities printed a
+// per-class table of 100,000 rows and wrote as many to the result JSON),
+// and a note says so; the priorities still order the queue.
+func TestTraceManyPrioritiesMakeNoClasses(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{scenarios.MaxClasses, scenarios.MaxClasses + 1} {
+		var b strings.Builder
+		b.WriteString("arrival_s,prompt_tokens,output_tokens,priority\n")
+		for i := range 2 * n {
+			fmt.Fprintf(&b, "%d,10,1,%d\n", i, -(i % n))
+		}
+		path := filepath.Join(dir, "t.csv")
+		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+		p := build(t, &scenarios.Workload{Dataset: "trace", Trace: &scenarios.TraceData{Path: path}, Arrivals: scenarios.DefaultArrivals()})
+		reqs := allRequests(p)
+		assert.Equal(t, -(3 % n), reqs[3].Priority)
+		if n == scenarios.MaxClasses {
+			assert.Len(t, p.Classes, n)
+			assert.Empty(t, p.Notes)
+			continue
+		}
+		assert.Nil(t, p.Classes)
+		for _, r := range reqs {
+			require.Zero(t, r.Class)
+		}
+		require.Len(t, p.Notes, 1)
+		assert.Equal(t, "trace: 65 distinct priorities, more than 64: no per-class metrics (a class per priority up to 64); the priorities still order the waiting queue", p.Notes[0])
 	}
 }
 

@@ -135,7 +135,13 @@ func BuildFor(w *scenarios.Workload, resolve func(string) string, maxModelLen in
 		if err != nil {
 			return nil, err
 		}
-		return &Plan{Stages: []Stage{{Requests: reqs}}, Classes: traceClasses(reqs)}, nil
+		plan := &Plan{Stages: []Stage{{Requests: reqs}}}
+		if classes, note := traceClasses(reqs); note != "" {
+			plan.Notes = append(plan.Notes, note)
+		} else {
+			plan.Classes = classes
+		}
+		return plan, nil
 	}
 	return nil, fmt.Errorf("workload.dataset: unknown %q", w.Dataset)
 }
