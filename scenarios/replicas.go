@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // Replicas is the added key `replicas`: Count independent copies of the
@@ -49,9 +51,9 @@ func (s *Scenario) validateReplicas() error {
 	if v := r.MetricsIntervalMs; v != nil && (!(*v >= 0) || *v > MaxSeconds*1e3 || math.IsInf(*v, 0)) {
 		return fmt.Errorf("replicas.metrics_interval_ms (--router-metrics-interval-ms): must be in [0, %g] ms (0 = live), got %g", MaxSeconds*1e3, *v)
 	}
-	for k, w := range r.Weights {
-		if !(w >= 0 && w <= 1e6) {
-			return fmt.Errorf("replicas.weights.%s (--router-weights): must be in [0, 1e6], got %g", k, w)
+	for _, k := range slices.Sorted(maps.Keys(r.Weights)) { // the first bad one, the same every run
+		if w := r.Weights[k]; !(w >= 0 && w <= 1e6) {
+			return fmt.Errorf("replicas.weights (--router-weights): %s: must be in [0, 1e6], got %g", k, w)
 		}
 	}
 	return nil

@@ -26,6 +26,7 @@ var flagKeys = []struct{ key, flag string }{
 	{"workload.random.input_len", "input-len"}, {"workload.random.input_len", "random-input-len"},
 	{"workload.random.output_len", "output-len"}, {"workload.random.output_len", "random-output-len"},
 	{"workload.random.range_ratio", "random-range-ratio"}, {"workload.random.prefix_len", "random-prefix-len"},
+	{"workload.random.prefix_len", "prefix-len"}, // bench throughput's name
 	{"workload.arrivals.request_rate", "request-rate"}, {"workload.arrivals.burstiness", "burstiness"},
 	{"workload.arrivals.max_concurrency", "max-concurrency"}, {"workload.arrivals.timeout_s", "timeout"},
 	{"workload.lengths.path", "dataset-path"}, {"workload.lengths.num_prompts", "num-prompts"},
@@ -38,7 +39,14 @@ var flagKeys = []struct{ key, flag string }{
 	{"workload.sessions.chat_template_tokens", "chat-template-tokens"},
 	{"workload.sessions.tool_call_probability", "tool-call-probability"}, {"workload.sessions.tool_latency_s", "tool-latency"},
 	{"workload.sessions.tool_result_len", "tool-result-len"},
+	{"replicas.count", "replicas"}, {"replicas.router", "router"}, {"replicas.weights", "router-weights"},
+	{"replicas.metrics_interval_ms", "router-metrics-interval-ms"},
 }
+
+// distributionKeys are the keys whose value is a distribution: an error
+// about one of its fields (KEY.max: …) names the flag and the field
+// (--num-turns: max: …).
+var distributionKeys = map[string]bool{"workload.sessions.num_turns": true, "workload.sessions.think_time_s": true, "workload.sessions.tool_latency_s": true}
 
 // flagError is an error about a value the user typed as a flag.
 type flagError struct {
@@ -62,6 +70,11 @@ func nameTheFlag(err error, changed func(string) bool, file string) error {
 	keyed := false
 	for _, p := range flagKeys {
 		rest, ok := strings.CutPrefix(msg, p.key)
+		if ok && distributionKeys[p.key] && strings.HasPrefix(rest, ".") {
+			if field, after, cut := strings.Cut(rest[1:], ":"); cut && !strings.Contains(field, " ") {
+				rest = ": " + field + ":" + after
+			}
+		}
 		if !ok || rest == "" || !strings.ContainsRune(":[ ", rune(rest[0])) {
 			continue
 		}

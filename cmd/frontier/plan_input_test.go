@@ -310,7 +310,7 @@ func TestPlanUnknownNamesAreBadInput(t *testing.T) {
 		{"scheduling-policy=bogus,fcfs", `--scheduling-policy: unknown scheduling policy "bogus" (allowed: fcfs, priority, sjf)`},
 		{"model=acme/x,meta-llama/Llama-3.1-8B-Instruct", `--model: model "acme/x": not a known model id nor an existing config.json path`},
 		{"hardware=bogus,h200-sxm", `--hardware: unknown hardware "bogus" (allowed: `},
-		{"router=bogus,round-robin", `replicas.router (--router): unknown router policy "bogus" (allowed: `},
+		{"router=bogus,round-robin", `--router: unknown router policy "bogus" (allowed: `},
 		{"quantization=bogus,fp8", `--quantization: unknown quantization method "bogus" (allowed: `},
 		{"vllm-version=9.9.9,0.19.0", `--vllm-version: no h200-sxm tables embedded for vLLM 9.9.9 (embedded: `},
 	} {
