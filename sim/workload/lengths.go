@@ -98,7 +98,11 @@ func parseLengthsCSV(data []byte, name string) ([]LengthSample, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
+		h = strings.TrimSpace(h)
+		if _, dup := col[h]; dup {
+			return nil, fmt.Errorf("lengths %s: column %q appears twice in the header", name, h)
+		}
+		col[h] = i
 	}
 	for _, need := range []string{"prompt_len", "output_len"} {
 		if _, ok := col[need]; !ok {

@@ -54,6 +54,8 @@ func TestReadLengthsErrors(t *testing.T) {
 		{"csv empty cell", "a.csv", "prompt_len,output_len\n,5\n", `line 2: prompt_len: must be an integer in [1, 10000000], got nothing (missing)`},
 		{"empty", "a.csv", "", `empty file`},
 		{"header only", "a.csv", "prompt_len,output_len\n", `no samples`},
+		// on main the second prompt_len column won silently (as a trace refuses it)
+		{"csv column twice", "a.csv", "prompt_len,output_len,prompt_len\n10,5,7\n", `column "prompt_len" appears twice in the header`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
