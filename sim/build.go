@@ -254,11 +254,14 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		return nil, err
 	}
 	defTokens, defSeqs := out.Hardware.ServeBatchDefaults() // vllm serve's, by GPU
-	if eng.MaxNumSeqs == 0 {
-		eng.MaxNumSeqs = defSeqs
-	}
 	if eng.MaxNumBatchedTokens == 0 {
 		eng.MaxNumBatchedTokens = defTokens
+	}
+	if eng.MaxNumSeqs == 0 {
+		// A defaulted max_num_seqs never exceeds the token budget
+		// (EngineArgs: min(default, max_num_batched_tokens), arg_utils.py
+		// at 99d7eb5 and since), so a small budget alone is served.
+		eng.MaxNumSeqs = min(defSeqs, eng.MaxNumBatchedTokens)
 	}
 	if eng.MaxModelLen, err = maxModelLen(m, eng.MaxModelLen, path); err != nil {
 		return nil, err

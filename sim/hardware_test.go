@@ -105,3 +105,26 @@ func TestDeepSeekV3OnH200(t *testing.T) {
 		assert.False(t, r.Failed)
 	}
 }
+
+// A max_num_seqs left to its default is capped at max_num_batched_tokens,
+// as vLLM's EngineArgs does (min(default, max_num_batched_tokens), at
+// the pinned arg_utils.py 99d7eb5 and since): --max-num-batched-tokens
+// 512 alone on an H200 serves 512 sequences (on main: refused, "must be
+// greater than or equal to max_num_seqs (1024)"). A max_num_seqs the
+// user sets is kept, and the pair is still checked.
+func TestDefaultMaxNumSeqsCappedByBudget(t *testing.T) {
+	sc := defaultOn("h200-sxm")
+	sc.Deployment.MaxNumBatchedTokens = 512
+	st, err := Resolve(sc)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{512, 512}, [2]int{st.Engine.MaxNumBatchedTokens, st.Engine.MaxNumSeqs})
+	sc = defaultOn("a100-sxm")
+	sc.Deployment.MaxNumBatchedTokens = 4096
+	st, err = Resolve(sc)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{4096, 256}, [2]int{st.Engine.MaxNumBatchedTokens, st.Engine.MaxNumSeqs}, "the default is below the budget")
+	sc = defaultOn("h200-sxm")
+	sc.Deployment.MaxNumBatchedTokens, sc.Deployment.MaxNumSeqs = 512, 600
+	_, err = Resolve(sc)
+	assert.ErrorContains(t, err, "max_num_batched_tokens (512) must be greater than or equal to max_num_seqs (600)")
+}

@@ -35,3 +35,18 @@ func TestAttackErrorsNameTheFlag(t *testing.T) {
 		assert.Equal(t, 2, exitCode(err), c.args)
 	}
 }
+
+// The offline benchmarks take the LLM class's batch defaults, and a
+// defaulted max_num_seqs is capped at the token budget as vLLM's
+// EngineArgs caps it: --max-num-batched-tokens 512 alone runs 512
+// sequences (on main: refused, max_num_seqs 1024 > 512).
+func TestBenchDefaultSeqsCappedByBudget(t *testing.T) {
+	_, stderr, err := run(t, "bench", "throughput", "--input-len", "16", "--output-len", "4", "--num-prompts", "8", "--max-num-batched-tokens", "512")
+	require.NoError(t, err)
+	assert.Contains(t, stderr, "max_num_batched_tokens 512, max_num_seqs 512,")
+	_, stderr, err = run(t, "bench", "throughput", "--input-len", "16", "--output-len", "4", "--num-prompts", "8")
+	require.NoError(t, err)
+	assert.Contains(t, stderr, "max_num_batched_tokens 16384, max_num_seqs 1024,")
+	_, stderr, err = run(t, withTiny("--max-num-batched-tokens", "512")...)
+	require.NoError(t, err, stderr)
+}

@@ -45,7 +45,7 @@ func engineFlags(cmd *cobra.Command) (*cobra.Command, *simFlags) {
 	// This command's own copies of the flags: their help states the LLM
 	// class's defaults.
 	simCmd.Flags().Lookup("max-num-batched-tokens").Usage = "token budget per step (default: the LLM class's, 16384 on GPUs of ≥ 70 GiB but A100s, else 8192)"
-	simCmd.Flags().Lookup("max-num-seqs").Usage = "max running requests per step (default: the LLM class's, 1024 on GPUs of ≥ 70 GiB but A100s, else 256)"
+	simCmd.Flags().Lookup("max-num-seqs").Usage = "max running requests per step (default: the LLM class's, 1024 on GPUs of ≥ 70 GiB but A100s, else 256, at most --max-num-batched-tokens)"
 	return simCmd, f
 }
 
@@ -80,8 +80,8 @@ func offlineScenario(simCmd *cobra.Command, f *simFlags, w scenarios.Workload) (
 	if !set("max-num-batched-tokens") {
 		sc.Deployment.MaxNumBatchedTokens = tokens
 	}
-	if !set("max-num-seqs") {
-		sc.Deployment.MaxNumSeqs = seqs
+	if !set("max-num-seqs") { // capped at the budget, as vLLM caps a defaulted max_num_seqs
+		sc.Deployment.MaxNumSeqs = min(seqs, sc.Deployment.MaxNumBatchedTokens)
 	}
 	sc.Name, sc.Workload = "offline", w
 	return sc, sc.Validate()

@@ -103,7 +103,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.IntVar(&f.dp, "data-parallel-size", 1, "data-parallel size")
 	fl.BoolVar(&f.ep, "enable-expert-parallel", false, "spread MoE experts over TP × DP ranks")
 	fl.BoolVar(&f.noEP, "no-enable-expert-parallel", false, "keep MoE experts sharded by TP (the default)")
-	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running requests per step (default: vllm serve's for the GPU, 1024; 256 on A100 and GPUs under 70 GiB)")
+	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running requests per step (default: vllm serve's for the GPU, 1024; 256 on A100 and GPUs under 70 GiB; at most --max-num-batched-tokens)")
 	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "token budget per step (default: vllm serve's for the GPU, 8192; 2048 on A100 and GPUs under 70 GiB)")
 	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length limit (default: vLLM's derived length, the smallest of the config's max_position_embeddings, n_positions, max_seq_len, seq_length, …; 2048 when it has none)")
 	fl.Float64Var(&f.gpuUtil, "gpu-memory-utilization", scenarios.DefaultGPUMemoryUtilization, "fraction of GPU memory vLLM may use")

@@ -24,9 +24,13 @@ const GiB = 1 << 30
 // and max_num_seqs on hw: 16384 and 1024 on GPUs of at least 70 GiB that
 // are not A100s, else 8192 and 256 (EngineArgs.get_batch_defaults,
 // UsageContext.LLM_CLASS, vllm/engine/arg_utils.py; `vllm serve` uses 8192
-// and 1024 there, 2048 and 256 elsewhere).
+// and 1024 there, 2048 and 256 elsewhere). The memory is the device's
+// total as torch reports it (current_platform.get_device_total_memory)
+// and the name the device's, as for vllm serve's defaults
+// (profiles.Hardware.ServeBatchDefaults). A defaulted max_num_seqs is
+// then capped at max_num_batched_tokens, as EngineArgs caps it.
 func LLMClassBatchDefaults(hw profiles.Hardware) (maxNumBatchedTokens, maxNumSeqs int) {
-	if hw.MemCapacityBytes >= 70*GiB && !strings.Contains(strings.ToLower(hw.GPUName+" "+hw.Name), "a100") {
+	if hw.TorchTotalBytes >= 70*GiB && !strings.Contains(strings.ToLower(hw.GPUName), "a100") {
 		return 16384, 1024
 	}
 	return 8192, 256
