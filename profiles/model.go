@@ -87,3 +87,12 @@ func (m ModelSpec) QuantMethod() string {
 	}
 	return m.Quant.Method
 }
+
+// QuantKVCache is the KV cache dtype the checkpoint's quantization asks
+// for under --kv-cache-dtype auto ("" for none; Quant.KVCache).
+func (m ModelSpec) QuantKVCache() string {
+	if m.Quant == nil {
+		return ""
+	}
+	return m.Quant.KVCache
+}

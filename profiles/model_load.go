@@ -209,6 +209,8 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 			err = fmt.Errorf("model %s: config.json %w", id, e)
 		case !ok || v <= 0:
 			err = unsupported("config.json lacks " + key)
+		case checkDim(key, v) != nil:
+			err = fmt.Errorf("model %s: config.json %w", id, checkDim(key, v))
 		default:
 			*dst = v
 		}
@@ -223,12 +225,30 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 			*dst = v
 		}
 	}
+	// dim reads an optional size or count: absent or 0 leaves *dst, a
+	// negative or implausibly large value is refused naming the key
+	// (checkDim), before any byte count multiplies it.
+	dim := func(dst *int, key string) {
+		if err != nil {
+			return
+		}
+		v, ok, e := c.int(key)
+		if e == nil && ok {
+			e = checkDim(key, v)
+		}
+		switch {
+		case e != nil:
+			err = fmt.Errorf("model %s: config.json %w", id, e)
+		case ok:
+			*dst = v
+		}
+	}
 	need(&spec.HiddenSize, "hidden_size")
 	need(&spec.NumLayers, "num_hidden_layers")
 	need(&spec.NumHeads, "num_attention_heads")
 	need(&spec.VocabSize, "vocab_size")
-	optional(&spec.NumKVHeads, "num_key_value_heads")
-	optional(&spec.HeadDim, "head_dim")
+	dim(&spec.NumKVHeads, "num_key_value_heads")
+	dim(&spec.HeadDim, "head_dim")
 	optional(&spec.MaxPositionEmbeddings, "max_position_embeddings")
 	if err == nil {
 		var e error
@@ -239,30 +259,34 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 	if _, isBool := c["sliding_window"].(bool); !isBool { // some configs write false for none
 		optional(&spec.SlidingWindow, "sliding_window")
 	}
-	optional(&spec.NumExperts, "num_local_experts") // Mixtral, Llama-4
-	optional(&spec.NumExperts, "num_experts")       // Qwen-MoE
-	optional(&spec.NumExperts, "n_routed_experts")  // DeepSeek
-	optional(&spec.NumExpertsPerToken, "num_experts_per_tok")
+	dim(&spec.NumExperts, "num_local_experts") // Mixtral, Llama-4
+	dim(&spec.NumExperts, "num_experts")       // Qwen-MoE
+	dim(&spec.NumExperts, "n_routed_experts")  // DeepSeek
+	dim(&spec.NumExpertsPerToken, "num_experts_per_tok")
 	if spec.NumExperts > 0 {
 		if err := checkAllLayersMoE(c, unsupported); err != nil {
 			return ModelSpec{}, err
 		}
-		optional(&spec.IntermediateSize, "intermediate_size")
+		dim(&spec.IntermediateSize, "intermediate_size")
 		spec.MoEIntermediateSize = spec.IntermediateSize // Mixtral, Llama-4: experts use intermediate_size
-		optional(&spec.MoEIntermediateSize, "moe_intermediate_size")
-		optional(&spec.SharedExpertIntermediateSize, "shared_expert_intermediate_size") // Qwen2-MoE
+		dim(&spec.MoEIntermediateSize, "moe_intermediate_size")
+		dim(&spec.SharedExpertIntermediateSize, "shared_expert_intermediate_size") // Qwen2-MoE
 		var shared int
-		optional(&shared, "n_shared_experts") // DeepSeek: n shared experts of moe_intermediate_size
+		dim(&shared, "n_shared_experts") // DeepSeek: n shared experts of moe_intermediate_size
 		spec.SharedExpertIntermediateSize += shared * spec.MoEIntermediateSize
-		optional(&spec.FirstDenseLayers, "first_k_dense_replace")
+		dim(&spec.FirstDenseLayers, "first_k_dense_replace")
 		if strings.HasPrefix(spec.ModelType, "llama4") {
 			// Llama-4's shared expert is an MLP of intermediate_size;
 			// intermediate_size_mlp sizes its dense layers.
 			spec.SharedExpertIntermediateSize = spec.IntermediateSize
-			optional(&spec.IntermediateSize, "intermediate_size_mlp")
+			dim(&spec.IntermediateSize, "intermediate_size_mlp")
 		}
 		if err == nil && (spec.MoEIntermediateSize <= 0 || spec.NumExpertsPerToken <= 0) {
 			err = unsupported("MoE config lacks moe_intermediate_size/intermediate_size or num_experts_per_tok")
+		}
+		if err == nil && spec.NumExpertsPerToken > spec.NumExperts {
+			err = fmt.Errorf("model %s: config.json num_experts_per_tok: %d experts per token of %d (%s)", id,
+				spec.NumExpertsPerToken, spec.NumExperts, expertsKey(c))
 		}
 		if err == nil && spec.FirstDenseLayers >= spec.NumLayers {
 			err = unsupported(fmt.Sprintf("first_k_dense_replace %d leaves no MoE layer of %d", spec.FirstDenseLayers, spec.NumLayers))
@@ -270,14 +294,14 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 	} else {
 		need(&spec.IntermediateSize, "intermediate_size")
 	}
-	optional(&spec.KVLoraRank, "kv_lora_rank")
+	dim(&spec.KVLoraRank, "kv_lora_rank")
 	if spec.KVLoraRank > 0 {
-		optional(&spec.QLoraRank, "q_lora_rank")
+		dim(&spec.QLoraRank, "q_lora_rank")
 		need(&spec.QKNopeHeadDim, "qk_nope_head_dim")
 		need(&spec.QKRopeHeadDim, "qk_rope_head_dim")
 		need(&spec.VHeadDim, "v_head_dim")
 	}
-	optional(&spec.AttentionChunkSize, "attention_chunk_size")
+	dim(&spec.AttentionChunkSize, "attention_chunk_size")
 	if spec.AttentionChunkSize > 0 {
 		spec.NoPELayerInterval = 4 // transformers' Llama4TextConfig default no_rope_layer_interval
 		optional(&spec.NoPELayerInterval, "no_rope_layer_interval")
@@ -332,6 +356,9 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 		spec.VisionParams = visionParams(hfConfig(vc), spec.HiddenSize)
 	}
 	if spec.Quant, err = parseQuant(top); err != nil {
+		return ModelSpec{}, fmt.Errorf("model %s: config.json %w", id, err)
+	}
+	if err := checkSize(spec); err != nil {
 		return ModelSpec{}, fmt.Errorf("model %s: config.json %w", id, err)
 	}
 	return spec, nil

@@ -1,7 +1,9 @@
 package profiles
 
 import (
+	"encoding/json"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -61,10 +63,17 @@ type Quant struct {
 	Linear WeightFormat
 	// Experts is the format of the routed experts of MoE layers.
 	Experts WeightFormat
+	// Block is FormatFP8Block's weight_block_size [n, k] (output rows ×
+	// input columns per scale); zero means 128 × 128 (BlockDims).
+	Block [2]int
 	// GroupSize is the inputs per scale of FormatInt4 (128 typically).
 	GroupSize int
 	// ZeroPoints: asymmetric int4 (AWQ) stores a 4-bit zero per group.
 	ZeroPoints bool
+	// Activations is the input activations' quantized type where the
+	// config states one ("int" or "float" for compressed-tensors W8A8);
+	// "" for weight-only or unstated.
+	Activations string
 	// Ignore lists the modules kept 16-bit, as the config writes them
 	// (compressed-tensors "ignore", Fp8Config "ignored_layers", modelopt
 	// "exclude_modules", "modules_to_not_convert"): full names, parent
@@ -73,8 +82,18 @@ type Quant struct {
 	// Source says where it came from: "quantization_config" or
 	// "--quantization" (online quantization of a 16-bit checkpoint).
 	Source string
+	// KVCache is the KV cache dtype the checkpoint asks for when
+	// --kv-cache-dtype is auto: "fp8" (or "nvfp4") for a ModelOpt
+	// checkpoint whose kv_cache_quant_algo or kv_cache_scheme says so
+	// (vllm/utils/torch_utils.py resolve_kv_cache_dtype_string), else "".
+	KVCache string
 
 	ignoreRE []*regexp.Regexp
+	// substr: an Ignore entry also matches as a substring of the module
+	// name (AWQ: is_layer_skipped_awq; ModelOpt: is_layer_excluded).
+	substr bool
+	// wildcard: Ignore entries are fnmatch patterns (ModelOpt).
+	wildcard bool
 }
 
 // Quantized reports whether any weight is quantized.
@@ -164,9 +183,17 @@ func CheckQuantFlag(flag, method string, q *Quant) error {
 // Errors name the key: quantization_config.quant_method for an unknown
 // method, the offending field for a scheme vLLM's method cannot load.
 func parseQuant(top hfConfig) (*Quant, error) {
-	raw, ok := top["quantization_config"].(map[string]any)
-	if !ok {
+	v, present := top["quantization_config"]
+	if !present || v == nil {
 		return nil, nil
+	}
+	raw, ok := v.(map[string]any)
+	if !ok {
+		// vLLM reads it with .get: anything but an object fails there.
+		if s, isStr := v.(string); isStr {
+			v = fmt.Sprintf("%q", s)
+		}
+		return nil, fmt.Errorf("quantization_config: want an object with quant_method, got %v", v)
 	}
 	qc := hfConfig(raw)
 	method := strings.ToLower(qc.str("quant_method"))
@@ -177,6 +204,9 @@ func parseQuant(top hfConfig) (*Quant, error) {
 		q.Linear = FormatFP8Tensor
 		if qc.has("weight_block_size") {
 			q.Linear = FormatFP8Block
+			if err := readBlock(qc["weight_block_size"], &q.Block); err != nil {
+				return nil, fmt.Errorf("%s.weight_block_size: %w", key, err)
+			}
 		}
 		q.Experts = q.Linear
 		q.Ignore = append(stringList(qc["ignored_layers"]), stringList(qc["modules_to_not_convert"])...)
@@ -184,9 +214,12 @@ func parseQuant(top hfConfig) (*Quant, error) {
 		q.Linear, q.Experts = FormatFP8Channel, FormatFP8Channel
 		q.Ignore = stringList(qc["modules_to_not_convert"])
 	case "awq", "awq_marlin", "gptq", "gptq_marlin":
-		bits, _, _ := qc.int("bits")
-		if bits == 0 {
-			bits, _, _ = qc.int("w_bit") // AutoAWQ spelling
+		bits, _, err := qc.int("bits")
+		if err == nil && bits == 0 {
+			bits, _, err = qc.int("w_bit") // AutoAWQ spelling
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s.%w", key, err)
 		}
 		switch bits {
 		case 4:
@@ -197,9 +230,17 @@ func parseQuant(top hfConfig) (*Quant, error) {
 			return nil, fmt.Errorf("%s.bits: %s with %d-bit weights is not priced (4 or 8)", key, method, bits)
 		}
 		q.Experts = q.Linear
-		q.GroupSize, _, _ = qc.int("group_size")
-		if q.GroupSize == 0 {
-			q.GroupSize, _, _ = qc.int("q_group_size")
+		gkey := "group_size"
+		q.GroupSize, _, err = qc.int(gkey)
+		if err == nil && q.GroupSize == 0 {
+			gkey = "q_group_size"
+			q.GroupSize, _, err = qc.int(gkey)
+		}
+		if err == nil && q.GroupSize < -1 {
+			err = fmt.Errorf("%s: must be -1 (one group per row) or > 0, got %d", gkey, q.GroupSize)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s.%w", key, err)
 		}
 		if strings.HasPrefix(method, "awq") {
 			q.ZeroPoints = true
@@ -210,25 +251,36 @@ func parseQuant(top hfConfig) (*Quant, error) {
 			q.ZeroPoints = !sym
 		}
 		q.Ignore = stringList(qc["modules_to_not_convert"])
+		q.substr = strings.HasPrefix(method, "awq")
 	case "mxfp4":
 		// vLLM's Mxfp4Config quantizes FusedMoE layers only; linear
 		// layers stay 16-bit (gpt-oss).
 		q.Linear, q.Experts = FormatBF16, FormatMXFP4
 		q.Ignore = stringList(qc["modules_to_not_convert"])
 	case "modelopt", "modelopt_fp4":
-		algo := strings.ToUpper(qc.str("quant_algo"))
-		if sub, ok := qc["quantization"].(map[string]any); ok && algo == "" {
-			algo = strings.ToUpper(hfConfig(sub).str("quant_algo"))
-			q.Ignore = stringList(sub["exclude_modules"])
+		// vLLM's ModelOptQuantConfigBase.from_config: the hf_quant_config
+		// form keeps everything under "quantization" (exclude_modules),
+		// config.json's compressed-tensors-style form at the top
+		// ("ignore"); entries match exactly, as substrings and as fnmatch
+		// wildcards (is_layer_excluded).
+		inner := qc
+		q.Ignore = append(stringList(qc["exclude_modules"]), stringList(qc["ignore"])...)
+		if sub, ok := qc["quantization"].(map[string]any); ok && qc.str("quant_algo") == "" {
+			inner = hfConfig(sub)
+			q.Ignore = append(stringList(sub["exclude_modules"]), q.Ignore...)
 		}
-		q.Ignore = append(q.Ignore, stringList(qc["exclude_modules"])...)
+		algo := strings.ToUpper(inner.str("quant_algo"))
+		q.substr, q.wildcard = true, true
+		q.KVCache = modelOptKVCache(qc, inner)
 		switch {
 		case algo == "FP8":
 			q.Linear = FormatFP8Tensor
+		case algo == "FP8_PER_CHANNEL_PER_TOKEN":
+			q.Linear = FormatFP8Channel
 		case algo == "NVFP4" || method == "modelopt_fp4":
 			q.Method, q.Linear = "modelopt_fp4", FormatNVFP4
 		default:
-			return nil, fmt.Errorf("%s.quant_algo: modelopt %q is not priced (FP8, NVFP4)", key, algo)
+			return nil, fmt.Errorf("%s.quant_algo: modelopt %q is not priced (FP8, FP8_PER_CHANNEL_PER_TOKEN, NVFP4)", key, algo)
 		}
 		q.Experts = q.Linear
 	case "compressed-tensors":
@@ -269,6 +321,7 @@ func parseCompressedTensors(qc hfConfig, q *Quant) error {
 	}
 	g, _ := groups[pick].(map[string]any)
 	w := hfConfig(asMap(g["weights"]))
+	q.Activations = hfConfig(asMap(g["input_activations"])).str("type")
 	bits, _, _ := w.int("num_bits")
 	kind, strategy := w.str("type"), w.str("strategy")
 	gkey := key + "." + pick + ".weights"
@@ -286,7 +339,13 @@ func parseCompressedTensors(qc hfConfig, q *Quant) error {
 		}
 	case kind == "int" && bits == 4:
 		q.Linear = FormatInt4
-		q.GroupSize, _, _ = w.int("group_size")
+		var err error
+		if q.GroupSize, _, err = w.int("group_size"); err == nil && q.GroupSize < -1 {
+			err = fmt.Errorf("group_size: must be -1 (one group per row) or > 0, got %d", q.GroupSize)
+		}
+		if err != nil {
+			return fmt.Errorf("%s.%w", gkey, err)
+		}
 		if sym, ok := w["symmetric"].(bool); ok {
 			q.ZeroPoints = !sym
 		}
@@ -299,6 +358,58 @@ func parseCompressedTensors(qc hfConfig, q *Quant) error {
 	q.Experts = q.Linear
 	q.Ignore = stringList(qc["ignore"])
 	return nil
+}
+
+// modelOptKVCache is the KV cache dtype vLLM gives a ModelOpt checkpoint
+// under --kv-cache-dtype auto (get_kv_cache_quant_algo_string): the first
+// of kv_cache_scheme and kv_cache_quant_algo, in "quantization" then at
+// the top; a static 8-bit float scheme or "fp8" is fp8, a 4-bit float
+// scheme or "nvfp4" nvfp4, anything else vLLM's fallback to auto ("").
+func modelOptKVCache(top, inner hfConfig) string {
+	var v any
+	for _, c := range []any{inner["kv_cache_scheme"], top["kv_cache_scheme"], inner["kv_cache_quant_algo"], top["kv_cache_quant_algo"]} {
+		if c != nil && c != "" {
+			v = c
+			break
+		}
+	}
+	switch x := v.(type) {
+	case string:
+		switch strings.ToLower(x) {
+		case "fp8":
+			return "fp8"
+		case "nvfp4":
+			return "nvfp4"
+		}
+	case map[string]any:
+		bits, _, _ := hfConfig(x).int("num_bits")
+		dynamic, _ := x["dynamic"].(bool)
+		switch {
+		case x["type"] == "float" && bits == 8 && x["dynamic"] != nil && !dynamic:
+			return "fp8"
+		case x["type"] == "float" && bits == 4:
+			return "nvfp4"
+		}
+	}
+	return ""
+}
+
+// readBlock reads a weight_block_size: two positive integers [n, k]
+// (vLLM's Fp8Config refuses another length; a zero divides by zero in
+// its shape checks).
+func readBlock(v any, dst *[2]int) error {
+	arr, _ := v.([]any)
+	if len(arr) == 2 {
+		n, _ := arr[0].(json.Number)
+		k, _ := arr[1].(json.Number)
+		bn, e1 := n.Int64()
+		bk, e2 := k.Int64()
+		if e1 == nil && e2 == nil && bn > 0 && bk > 0 && bn <= MaxConfigDim && bk <= MaxConfigDim {
+			*dst = [2]int{int(bn), int(bk)}
+			return nil
+		}
+	}
+	return fmt.Errorf("must be two positive integers [n, k] (vLLM: 128 × 128 blocks), got %v", v)
 }
 
 func asMap(v any) map[string]any {
@@ -365,7 +476,12 @@ func (q *Quant) Skips(module string) bool {
 			continue
 		}
 		es := moduleStem(e)
-		if stem == es || strings.HasPrefix(stem, es+".") {
+		switch {
+		case stem == es || strings.HasPrefix(stem, es+"."):
+			return true
+		case q.substr && (strings.Contains(module, e) || strings.Contains(stem, es)):
+			return true
+		case q.wildcard && (fnmatch(e, module) || fnmatch(es, stem)):
 			return true
 		}
 	}
@@ -375,6 +491,13 @@ func (q *Quant) Skips(module string) bool {
 		}
 	}
 	return false
+}
+
+// fnmatch is Python's fnmatch.fnmatch on module names (which hold no
+// "/"): *, ? and [seq] wildcards; a malformed pattern matches nothing.
+func fnmatch(pattern, name string) bool {
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
 }
 
 // FormatOf is the stored format of a linear module: the method's Linear
@@ -460,4 +583,13 @@ func (q *Quant) Describe() string {
 		src += ", online"
 	}
 	return fmt.Sprintf("%s (%s)", what, src)
+}
+
+// BlockDims is the fp8 block shape, output rows × input columns
+// (weight_block_size; vLLM's DeepSeek-style default 128 × 128).
+func (q *Quant) BlockDims() (n, k int64) {
+	if q == nil || q.Block[0] <= 0 || q.Block[1] <= 0 {
+		return 128, 128
+	}
+	return int64(q.Block[0]), int64(q.Block[1])
 }

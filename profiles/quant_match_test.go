@@ -1,0 +1,83 @@
+package profiles
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ModelOpt checkpoints name the modules they keep 16-bit as vLLM's
+// ModelOptQuantConfigBase reads them (vllm/model_executor/layers/
+// quantization/modelopt.py from_config, is_layer_excluded): config.json's
+// compressed-tensors-style form lists them under "ignore", the
+// hf_quant_config form under quantization.exclude_modules, and entries
+// match exactly, as substrings or as fnmatch wildcards. On main the
+// "ignore" list and every wildcard were dropped: the excluded attention
+// was priced and counted as fp8.
+func TestModelOptExcludes(t *testing.T) {
+	cases := []struct {
+		name, cfg string
+	}{
+		{"config.json ignore, wildcard", `{"quant_method":"modelopt","quant_algo":"FP8","ignore":["lm_head","model.layers.*.self_attn*"]}`},
+		{"hf_quant_config exclude_modules, wildcard", `{"quant_method":"modelopt","quantization":{"quant_algo":"FP8","exclude_modules":["lm_head","*self_attn*"]}}`},
+		{"substring", `{"quant_method":"modelopt","quant_algo":"FP8","ignore":["self_attn"]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q, err := quantOf(t, c.cfg)
+			require.NoError(t, err)
+			assert.Equal(t, FormatBF16, q.FormatOf("model.layers.1.self_attn.q_proj"))
+			assert.Equal(t, FormatFP8Tensor, q.FormatOf("model.layers.1.mlp.gate_proj"))
+		})
+	}
+	// fp8's ignored_layers stay exact names, as vLLM's is_layer_skipped
+	// without skip_with_substr: "self_attn" names no layer there.
+	q, err := quantOf(t, `{"quant_method":"fp8","ignored_layers":["self_attn"]}`)
+	require.NoError(t, err)
+	assert.Equal(t, FormatFP8Tensor, q.FormatOf("model.layers.1.self_attn.q_proj"))
+}
+
+// AWQ's modules_to_not_convert match as substrings of the module's name
+// (vLLM's is_layer_skipped_awq and AWQ-Marlin's skip_with_substr=True):
+// ["self_attn"] keeps every attention projection 16-bit. On main it kept
+// none, and the int4 attention was refused as unpriced.
+func TestAWQSkipsBySubstring(t *testing.T) {
+	q, err := quantOf(t, `{"quant_method":"awq","bits":4,"group_size":128,"zero_point":true,"modules_to_not_convert":["self_attn"]}`)
+	require.NoError(t, err)
+	assert.Equal(t, FormatBF16, q.FormatOf("model.layers.7.self_attn.k_proj"))
+	assert.Equal(t, FormatInt4, q.FormatOf("model.layers.7.mlp.down_proj"))
+}
+
+// ModelOpt's FP8_PER_CHANNEL_PER_TOKEN is an fp8 per-channel format
+// vLLM loads (ModelOptFp8PcPtLinearMethod); on main it was refused as
+// "not priced (FP8, NVFP4)".
+func TestModelOptFP8PerChannel(t *testing.T) {
+	q, err := quantOf(t, `{"quant_method":"modelopt","quant_algo":"FP8_PER_CHANNEL_PER_TOKEN"}`)
+	require.NoError(t, err)
+	assert.Equal(t, FormatFP8Channel, q.Linear)
+	_, err = quantOf(t, `{"quant_method":"modelopt","quant_algo":"W4A8_AWQ"}`)
+	assert.ErrorContains(t, err, `config.json quantization_config.quant_algo: modelopt "W4A8_AWQ" is not priced (FP8, FP8_PER_CHANNEL_PER_TOKEN, NVFP4)`)
+}
+
+// vLLM resolves --kv-cache-dtype auto to fp8 when a ModelOpt checkpoint
+// quantized its KV cache (vllm/utils/torch_utils.py
+// get_kv_cache_quant_algo_string: kv_cache_scheme or kv_cache_quant_algo,
+// in "quantization" or at the top): Quant.KVCache says so. Other
+// methods never set it.
+func TestModelOptKVCache(t *testing.T) {
+	cases := []struct{ cfg, want string }{
+		{`{"quant_method":"modelopt","quant_algo":"FP8","kv_cache_quant_algo":"FP8"}`, "fp8"},
+		{`{"quant_method":"modelopt","quantization":{"quant_algo":"NVFP4","kv_cache_quant_algo":"fp8"}}`, "fp8"},
+		{`{"quant_method":"modelopt","quant_algo":"FP8","kv_cache_scheme":{"dynamic":false,"num_bits":8,"type":"float"}}`, "fp8"},
+		{`{"quant_method":"modelopt","quant_algo":"NVFP4","kv_cache_scheme":{"num_bits":4,"type":"float"}}`, "nvfp4"},
+		{`{"quant_method":"modelopt","quant_algo":"FP8","kv_cache_quant_algo":"INT8"}`, ""}, // vLLM: unknown, falls back to auto
+		{`{"quant_method":"modelopt","quant_algo":"FP8"}`, ""},
+		{`{"quant_method":"fp8","kv_cache_quant_algo":"FP8"}`, ""},
+	}
+	for _, c := range cases {
+		q, err := quantOf(t, c.cfg)
+		require.NoError(t, err, c.cfg)
+		assert.Equal(t, c.want, q.KVCache, c.cfg)
+	}
+}
