@@ -125,7 +125,12 @@ func unpriced(t *profiles.Tables, hw profiles.Hardware, q *profiles.Quant, f pro
 		if hw.SMVersion > 0 && hw.SMVersion < 89 {
 			why = " (no fp8 tensor cores before Ada: vLLM runs FP8 weights there as Marlin W8A16 weight-only kernels, which no table measures)"
 		}
-	case profiles.FormatInt4, profiles.FormatInt8:
+	case profiles.FormatInt8:
+		why = " (vLLM runs them with Marlin weight-only kernels, which aiconfigurator does not measure for dense layers)"
+		if q != nil && q.Activations == "int" {
+			why = " (vLLM runs W8A8 int8 with CUTLASS int8 GEMMs, which aiconfigurator does not measure)"
+		}
+	case profiles.FormatInt4:
 		why = " (vLLM runs them with Marlin weight-only kernels, which aiconfigurator does not measure for dense layers)"
 	case profiles.FormatNVFP4:
 		why = " (NVFP4 kernels need Blackwell)"

@@ -155,7 +155,11 @@ func PlanMemory(cfg Config, util float64, maxBatchedTokens, blockSize, maxModelL
 		p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.NonTorchBytes
 		p.BlockBytes = int64(blockSize) * int64(layers) * perTok
 		if p.WeightBytes > p.TotalBytes {
-			return p, memoryErrorf("model weights take %.2f GiB per GPU, more than the %.2f GiB the GPU has (CUDA out of memory while loading weights): raise tensor_parallel_size or pipeline_parallel_size", float64(p.WeightBytes)/gib, float64(p.TotalBytes)/gib)
+			took := fmt.Sprintf("%.2f GiB", float64(p.WeightBytes)/gib)
+			if weightsAll >= MaxWeightBytes {
+				took = fmt.Sprintf("more than %d GiB", MaxWeightBytes>>30)
+			}
+			return p, memoryErrorf("model weights take %s per GPU, more than the %.2f GiB the GPU has (CUDA out of memory while loading weights): raise tensor_parallel_size or pipeline_parallel_size", took, float64(p.TotalBytes)/gib)
 		}
 		if override == nil {
 			if err := KVCacheRefusal(p.KVBytes, p.BlockBytes, blockSize, maxModelLen); err != nil {

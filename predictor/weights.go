@@ -58,8 +58,8 @@ func formatBytes(f profiles.WeightFormat, out, in int64, g int, zeros bool) int6
 	case profiles.FormatFP8Block:
 		return n + 4*ceilDiv(out, 128)*ceilDiv(in, 128)
 	case profiles.FormatInt4:
-		if g <= 0 {
-			g = int(in) // per-channel
+		if g <= 0 || int64(g) > in {
+			g = int(in) // per-channel (-1), or one group per row
 		}
 		groups := out * ceilDiv(in, int64(g))
 		b := n/2 + 2*groups
@@ -114,10 +114,19 @@ func WeightBytesPerRank(cfg Config) int64 {
 			best = b
 		}
 	}
-	best += int64(m.MaxPositionEmbeddings) * int64(m.RotaryDim) * 2
-	best += m.VisionParams * 2 / int64(max(1, cfg.TP))
-	return best
+	// The rotary cache follows max_position_embeddings, which a config
+	// may set near 2^62 (profiles bounds the other sizes): counted in
+	// float64 and saturated at MaxWeightBytes, never wrapped.
+	extra := float64(m.MaxPositionEmbeddings)*float64(m.RotaryDim)*2 + float64(m.VisionParams*2/int64(max(1, cfg.TP)))
+	if float64(best)+extra >= float64(MaxWeightBytes) {
+		return MaxWeightBytes
+	}
+	return best + int64(extra)
 }
+
+// MaxWeightBytes is where WeightBytesPerRank saturates: 2^62 bytes (4
+// EiB), past any GPU, far inside int64 for the memory plan's sums.
+const MaxWeightBytes = int64(1) << 62
 
 // stageWeightBytes is the weight bytes one TP rank of stage s holds.
 func stageWeightBytes(cfg Config, s int) int64 {
