@@ -238,6 +238,11 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		kv, out.KVCache = "fp8", "fp8"
 	} else if d.KVCacheDtype != "auto" {
 		out.KVCache = d.KVCacheDtype
+	} else if ckpt := m.QuantKVCache(); ckpt != "" {
+		if kv, out.KVCache, note, err = checkpointKVCache(ckpt, path); err != nil {
+			return nil, err
+		}
+		st.Notes = append(st.Notes, note)
 	}
 	out.Weights = m.DescribeWeights(modelDtype(d.Dtype, m))
 	pred := predictor.Config{Model: m, TP: tp, PP: out.PP, Dtype: dtype, KVDtype: kv}
@@ -276,6 +281,9 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 		Model: m, Hardware: out.Hardware, Tables: out.Tables, TP: tp, PP: out.PP, DP: out.DP,
 		ExpertParallel: d.EnableExpertParallel, All2AllBackend: d.All2AllBackend, MoEDistribution: d.MoEDistribution,
 		Dtype: dtype, KVDtype: kv, Eager: d.EnforceEager, Host: st.Host,
+	}
+	if err := predictor.CheckBlockShards(out.Pred); err != nil {
+		return nil, fmt.Errorf("%s does not start: %w", path, err)
 	}
 	if out.tmpl, err = predictor.SharedTemplate(out.Pred); err != nil { // built once per process for each table set and shard
 		// Refused from the rows it needs: refuse from every row, so the

@@ -230,7 +230,10 @@ func TestCapacityLaunchAtTheProbeLengthThatHeld(t *testing.T) {
 // vLLM's KV-cache reason (exit 2). On main 2^62 positions × linear rope 4
 // wrapped to a negative max_model_len (every request failed, "0 refused
 // by the API server, 0 given up"), and 2^62 positions ran, the KV check's
-// product having wrapped.
+// product having wrapped. (The refusal comes first from the weights:
+// vLLM's rotary cos/sin cache of 2^62 positions × 128 × 2 B = 2^70 B
+// fails the model load, which main hid by wrapping it to exactly 0; the
+// KV-cache check past int64 is TestKVCacheRefusalHugeLength's.)
 func TestHugeConfigLengthRefused(t *testing.T) {
 	for _, rope := range []any{map[string]any{"rope_type": "linear", "factor": 4.0}, nil} {
 		cfg := writeConfig(t, func(c map[string]any) {
@@ -240,7 +243,7 @@ func TestHugeConfigLengthRefused(t *testing.T) {
 		_, _, err := run(t, withTiny("--model", cfg)...)
 		require.Error(t, err)
 		assert.Equal(t, 2, exitCode(err))
-		assert.Contains(t, err.Error(), "deployment does not start: To serve at least one request with the models's max seq len (")
+		assert.Contains(t, err.Error(), "deployment does not start: model weights take more than 4294967296 GiB per GPU")
 	}
 }
 
