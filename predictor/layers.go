@@ -135,7 +135,9 @@ func unpriced(t *profiles.Tables, hw profiles.Hardware, q *profiles.Quant, f pro
 	case profiles.FormatNVFP4:
 		why = " (NVFP4 kernels need Blackwell)"
 	case profiles.FormatMXFP4:
-		why = " (vLLM quantizes only MoE experts with mxfp4)"
+		if what != "MoE experts" {
+			why = " (aiconfigurator measures mxfp4 experts only, not mxfp4 linear layers)"
+		}
 	}
 	return &UnpricedError{fmt.Sprintf("quantization %s: %s weights of the %s are not priced on %s: its tables have no such rows%s; priced there: GEMM %s, MoE %s",
 		method, f, what, where, why, strings.Join(gemm, " "), strings.Join(moe, " "))}

@@ -205,6 +205,9 @@ func (st *Setup) resolveDeployment(sc *scenarios.Scenario, d *scenarios.Deployme
 	if m.NumHeads%tp != 0 {
 		return nil, fmt.Errorf("%s.tensor_parallel_size: Total number of attention heads (%d) must be divisible by tensor parallel size (%d)", path, m.NumHeads, tp)
 	}
+	if err := checkKVHeadSplit(m, tp, path); err != nil {
+		return nil, err
+	}
 	if m.NumLayers < out.PP {
 		return nil, fmt.Errorf("%s.pipeline_parallel_size: %d stages for %d layers", path, out.PP, m.NumLayers)
 	}
@@ -422,15 +425,16 @@ func resolveModel(sc *scenarios.Scenario, model string) string {
 }
 
 // tableDtype maps --dtype to the tables' dtype. fp16 is priced from bf16
-// tables: the same tensor-core rate and bytes on H100/H200 (a stated
-// equivalence, noted once).
+// tables: the same tensor-core rate and bytes on every preset's GPU
+// (Ampere, Ada, Hopper and Blackwell run fp16 and bf16 MMAs at one rate;
+// a stated equivalence, noted once).
 func tableDtype(flag string, m profiles.ModelSpec, path string) (string, string, error) {
 	d := modelDtype(flag, m)
 	switch d {
 	case "bfloat16":
 		return "bfloat16", "", nil
 	case "float16", "half":
-		return "bfloat16", "dtype float16: priced from bfloat16 tables (same tensor-core rate and bytes on H100/H200)", nil
+		return "bfloat16", "dtype float16: priced from bfloat16 tables (same tensor-core rate and bytes on every preset GPU: A100, L40S, H100/H200, B200/GB200, RTX PRO 6000)", nil
 	}
 	return "", "", fmt.Errorf("%s.dtype: no operator tables for %q (priced: bfloat16, float16)", path, d)
 }
