@@ -339,3 +339,29 @@ func (p *Predictor) attentionMs(b *Batch) float64 {
 	}
 	return ms
 }
+
+// unpricedAttention says which tables lack attention rows for the head
+// dimension and KV cache dtype (err, NewAttention's) and which KV cache
+// dtypes they do price at that head dimension: on main an fp8 KV cache
+// on A100 read "attention tables have no rows for head_dim 128 with
+// kv_cache_dtype fp8", naming neither the GPU nor what works there.
+func unpricedAttention(t *profiles.Tables, headDim int, err error) error {
+	where := t.Hardware
+	if where == "" {
+		where = t.Source
+	}
+	seen := map[string]bool{}
+	var kv []string
+	for _, r := range t.ContextAttn {
+		if r.HeadDim == int64(headDim) && !seen[r.KVCacheDtype] {
+			seen[r.KVCacheDtype] = true
+			kv = append(kv, r.KVCacheDtype)
+		}
+	}
+	sort.Strings(kv)
+	priced := "none"
+	if len(kv) > 0 {
+		priced = strings.Join(kv, " ")
+	}
+	return &UnpricedError{fmt.Sprintf("%v on %s (kv_cache_dtype priced there at head_dim %d: %s)", err, where, headDim, priced)}
+}

@@ -87,7 +87,7 @@ func New(cfg Config) (*Predictor, error) {
 			return nil, err
 		}
 	} else if p.attn, err = NewAttention(cfg.Tables, m.HeadDim, cfg.KVDtype); err != nil {
-		return nil, err
+		return nil, unpricedAttention(cfg.Tables, m.HeadDim, err)
 	}
 	p.attn.PeakFLOPS = cfg.Hardware.BF16FLOPS
 	if m.IsMoE() {

@@ -434,7 +434,9 @@ func (q *Quant) compileIgnore() error {
 	q.ignoreRE = nil
 	for _, e := range q.Ignore {
 		if pat, ok := strings.CutPrefix(e, "re:"); ok {
-			re, err := regexp.Compile(pat)
+			// Python's re.match, as compressed-tensors applies the
+			// pattern: anchored at the start of the name.
+			re, err := regexp.Compile(`^(?:` + pat + `)`)
 			if err != nil {
 				return fmt.Errorf("ignore pattern %q: %w", e, err)
 			}

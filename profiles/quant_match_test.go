@@ -81,3 +81,16 @@ func TestModelOptKVCache(t *testing.T) {
 		assert.Equal(t, c.want, q.KVCache, c.cfg)
 	}
 }
+
+// compressed-tensors "re:" patterns match as Python's re.match does
+// (anchored at the start of the module name): "re:.*mlp.*" keeps every
+// MLP 16-bit, "re:mlp.*" names none. On main the pattern was searched
+// anywhere in the name and "re:mlp.*" kept them all.
+func TestIgnoreRegexAnchored(t *testing.T) {
+	q := &Quant{Method: "compressed-tensors", Linear: FormatFP8Channel, Ignore: []string{"re:mlp.*"}}
+	require.NoError(t, q.compileIgnore())
+	assert.Equal(t, FormatFP8Channel, q.FormatOf("model.layers.2.mlp.gate_proj"))
+	q.Ignore = []string{"re:.*mlp.*"}
+	require.NoError(t, q.compileIgnore())
+	assert.Equal(t, FormatBF16, q.FormatOf("model.layers.2.mlp.gate_proj"))
+}

@@ -151,3 +151,12 @@ func TestMXFP4RefusalReasons(t *testing.T) {
 	_, stderr, err := run(t, withTiny("--hardware", "h100-sxm", "--vllm-version", "0.24.0", "--model", experts, "--max-model-len", "4096")...)
 	require.NoError(t, err, stderr)
 }
+
+// An fp8 KV cache on a GPU whose attention tables hold bf16 KV rows only
+// (A100) names the GPU and what it prices.
+func TestKVCacheDtypeRefusalNamesTheGPU(t *testing.T) {
+	_, _, err := run(t, withTiny("--hardware", "a100-sxm", "--kv-cache-dtype", "fp8")...)
+	require.Error(t, err)
+	assert.Equal(t, 2, exitCode(err))
+	assert.Equal(t, "deployment: attention tables have no rows for head_dim 128 with kv_cache_dtype fp8 on a100-sxm (kv_cache_dtype priced there at head_dim 128: bfloat16)", err.Error())
+}
