@@ -119,7 +119,14 @@ func TestImpossibleTableLatenciesRefused(t *testing.T) {
 // folder and returns the config's path.
 func writeConfig(t *testing.T, edit func(map[string]any)) string {
 	t.Helper()
-	data, err := os.ReadFile("../../profiles/models/llama-3.1-8b-instruct/config.json")
+	return writeModelConfig(t, "llama-3.1-8b-instruct", edit)
+}
+
+// writeModelConfig writes the embedded config of folder (profiles/models)
+// with edit applied into a new folder and returns the config's path.
+func writeModelConfig(t *testing.T, folder string, edit func(map[string]any)) string {
+	t.Helper()
+	data, err := os.ReadFile("../../profiles/models/" + folder + "/config.json")
 	require.NoError(t, err)
 	var cfg map[string]any
 	require.NoError(t, json.Unmarshal(data, &cfg))
