@@ -71,3 +71,81 @@ func writeQwenMoE(t *testing.T, quant string) string {
 	t.Helper()
 	return writeModelConfig(t, "qwen3-30b-a3b", func(c map[string]any) { c["quantization_config"] = json.RawMessage(quant) })
 }
+
+// A compressed-tensors W8A8 int8 checkpoint is refused for what vLLM
+// runs it with, CUTLASS int8 GEMMs (CompressedTensorsW8A8Int8), not
+// Marlin weight-only kernels as main said; GPTQ 8-bit keeps the Marlin
+// reason.
+func TestInt8RefusalReasons(t *testing.T) {
+	w8a8 := llamaWith(t, `{"quant_method":"compressed-tensors","config_groups":{"group_0":{"targets":["Linear"],
+		"weights":{"num_bits":8,"type":"int","strategy":"channel","symmetric":true},
+		"input_activations":{"num_bits":8,"type":"int","strategy":"token","dynamic":true}}},"ignore":["lm_head"]}`)
+	gptq8 := llamaWith(t, `{"quant_method":"gptq","bits":8,"group_size":128,"sym":true}`)
+	priced := "priced there: GEMM bfloat16 fp8 fp8_block, MoE bfloat16 fp8 fp8_block int4_wo"
+	for _, c := range []struct{ model, want string }{
+		{w8a8, "deployment: quantization compressed-tensors: int8 weights of the attention projections are not priced on h100-sxm: its tables have no such rows (vLLM runs W8A8 int8 with CUTLASS int8 GEMMs, which aiconfigurator does not measure); " + priced},
+		{gptq8, "deployment: quantization gptq: int8 weights of the attention projections are not priced on h100-sxm: its tables have no such rows (vLLM runs them with Marlin weight-only kernels, which aiconfigurator does not measure for dense layers); " + priced},
+	} {
+		_, _, err := run(t, withTiny("--hardware", "h100-sxm", "--model", c.model)...)
+		require.Error(t, err)
+		assert.Equal(t, c.want, err.Error())
+	}
+}
+
+// TP must split the KV heads evenly or replicate them evenly, as vLLM's
+// QKVParallelLinear divides them (vllm/model_executor/layers/linear.py,
+// divide() asserts "{} is not divisible by {}"): Qwen2.5-7B's 4 KV heads
+// at TP7 and Yi-34B's 8 at TP7 fail loading the model. On main both ran
+// (each rank priced and sized with one whole KV head).
+func TestKVHeadsSplitRefused(t *testing.T) {
+	for _, c := range []struct{ model, want string }{
+		{"Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size: 7 is not divisible by 4 (vLLM's QKVParallelLinear replicates the 4 KV heads (num_key_value_heads) over tensor_parallel_size 7 GPUs)"},
+		{"01-ai/Yi-34B", "--tensor-parallel-size: 8 is not divisible by 7 (vLLM's QKVParallelLinear splits the 8 KV heads (num_key_value_heads) over tensor_parallel_size 7 GPUs)"},
+	} {
+		_, _, err := run(t, withTiny("--hardware", "h100-sxm", "--model", c.model, "-t", "7", "--max-model-len", "4096")...)
+		require.Error(t, err, c.model)
+		assert.Equal(t, c.want, err.Error())
+		assert.Equal(t, 2, exitCode(err))
+	}
+	_, stderr, err := run(t, withTiny("--hardware", "h100-sxm", "--model", "meta-llama/Llama-3.1-70B-Instruct", "-t", "8", "--max-model-len", "4096")...)
+	require.NoError(t, err, stderr)
+}
+
+// The fp16 note holds on every preset, not only the two it named: on
+// main an L40S run said "(same tensor-core rate and bytes on H100/H200)".
+func TestFloat16NoteNamesEveryPreset(t *testing.T) {
+	_, stderr, err := run(t, withTiny("--hardware", "l40s", "--dtype", "float16")...)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stderr, "note: dtype float16: priced from bfloat16 tables (same tensor-core rate and bytes on every preset GPU: A100, L40S, H100/H200, B200/GB200, RTX PRO 6000)\n")
+}
+
+// mxfp4 refusals give a reason that fits: on main mxfp4 experts on a
+// table set without mxfp4 MoE rows were refused "(vLLM quantizes only MoE
+// experts with mxfp4)", a non sequitur; a compressed-tensors mxfp4
+// linear layer (group 32 floats) names what the tables lack.
+func TestMXFP4RefusalReasons(t *testing.T) {
+	experts := writeQwenMoE(t, `{"quant_method":"mxfp4"}`)
+	linear := llamaWith(t, `{"quant_method":"compressed-tensors","config_groups":{"group_0":{"targets":["Linear"],
+		"weights":{"num_bits":4,"type":"float","strategy":"group","group_size":32}}}}`)
+	priced := "priced there: GEMM bfloat16 fp8 fp8_block, MoE bfloat16 fp8 fp8_block int4_wo"
+	for _, c := range []struct{ model, want string }{
+		{experts, "deployment: quantization mxfp4: mxfp4 weights of the MoE experts are not priced on h100-sxm: its tables have no such rows; " + priced},
+		{linear, "deployment: quantization compressed-tensors: mxfp4 weights of the attention projections are not priced on h100-sxm: its tables have no such rows (aiconfigurator measures mxfp4 experts only, not mxfp4 linear layers); " + priced},
+	} {
+		_, _, err := run(t, withTiny("--hardware", "h100-sxm", "--model", c.model, "--max-model-len", "4096")...)
+		require.Error(t, err)
+		assert.Equal(t, c.want, err.Error())
+	}
+	// The 0.24.0 set of the same GPU measured w4a16_mxfp4 experts.
+	_, stderr, err := run(t, withTiny("--hardware", "h100-sxm", "--vllm-version", "0.24.0", "--model", experts, "--max-model-len", "4096")...)
+	require.NoError(t, err, stderr)
+}
+
+// An fp8 KV cache on a GPU whose attention tables hold bf16 KV rows only
+// (A100) names the GPU and what it prices.
+func TestKVCacheDtypeRefusalNamesTheGPU(t *testing.T) {
+	_, _, err := run(t, withTiny("--hardware", "a100-sxm", "--kv-cache-dtype", "fp8")...)
+	require.Error(t, err)
+	assert.Equal(t, 2, exitCode(err))
+	assert.Equal(t, "deployment: attention tables have no rows for head_dim 128 with kv_cache_dtype fp8 on a100-sxm (kv_cache_dtype priced there at head_dim 128: bfloat16)", err.Error())
+}
