@@ -178,7 +178,7 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 			return row, fmt.Errorf("think_s: must be a decimal number of seconds in [0, %g] after a session's first turn (the delay after turn %d's last token), got %q", maxArrivalS, turn-1, row.think)
 		}
 		row.req.ClosedLoop, row.req.ThinkNs = true, int64(math.Round(v*1e9))
-	case turn == 1 && row.think != "" && row.think != "0":
+	case turn == 1 && row.think != "" && !isZero(row.think):
 		return row, fmt.Errorf("think_s: turn 1 has no earlier turn (it is sent at arrival_s); leave think_s empty, got %q", row.think)
 	}
 	return row, nil
@@ -275,6 +275,13 @@ func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request 
 		reqs = append(reqs, r)
 	}
 	return reqs
+}
+
+// isZero reports whether v is a decimal number equal to 0 (0, 0.0, +0):
+// the think_s a generator writes for a session's first turn.
+func isZero(v string) bool {
+	x, err := strconv.ParseFloat(v, 64)
+	return err == nil && decimal.MatchString(v) && x == 0
 }
 
 func turnList(rows []traceRow, idx []int) string {

@@ -95,3 +95,16 @@ func TestTraceSessionZeroIsOrdinary(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Request{ID: 0, At: 1e9, PromptTokens: 10, OutputTokens: 5, ContentKey: reqs[0].ContentKey, UniquePrompt: true}, reqs[0])
 }
+
+// A first turn's think_s may be any way of writing zero (a generator
+// writing a float column writes 0.0): on main only "0" or empty were
+// accepted, and "0.0" was refused as a think time before turn 1.
+func TestTraceSessionFirstTurnZeroThink(t *testing.T) {
+	for _, zero := range []string{"", "0", "0.0", "0.000", "+0", ".0"} {
+		reqs, err := parseTrace(strings.NewReader("session_id,turn,think_s,arrival_s,prompt_tokens,output_tokens\ns,1,"+zero+",2,10,5\ns,2,1.5,,20,5\n"), "t.csv")
+		require.NoError(t, err, zero)
+		assert.Equal(t, int64(2e9), reqs[0].At, zero)
+		assert.False(t, reqs[0].ClosedLoop, zero)
+		assert.Equal(t, int64(1.5e9), reqs[1].ThinkNs, zero)
+	}
+}
