@@ -472,9 +472,24 @@ func (s *Scheduler) Sample(r *Request) bool {
 }
 
 // Finish ends a request Sample reported done, freeing its blocks unless
-// HoldKV.
+// HoldKV. Its full blocks of computed tokens are indexed first: under
+// async scheduling the block its last computed token fills was not yet
+// (allocate indexes blocks of sampled-for tokens, and no allocation
+// follows the last step), and vLLM's AsyncScheduler caches it when the
+// step's tokens come back (async_scheduler.py _update_request_with_output:
+// cache_blocks(request, num_computed_tokens − num_output_placeholders)).
+// Synchronous scheduling indexed every one already.
 func (s *Scheduler) Finish(r *Request) {
 	r.Status = Finished
+	if bs := s.cfg.BlockSize; s.cfg.EnablePrefixCaching && r.NumComputed-r.Pending >= (r.numHashed+1)*bs {
+		full := min(r.NumComputed-r.Pending, len(r.Blocks)*bs) / bs
+		for j := r.numHashed; j < full; j++ {
+			if r.shareable(j, bs) {
+				s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+			}
+		}
+		r.numHashed = max(r.numHashed, full)
+	}
 	if !r.HoldKV {
 		s.freeBlocks(r)
 	}
