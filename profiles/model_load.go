@@ -88,7 +88,13 @@ func LoadModel(idOrPath string) (ModelSpec, error) {
 	if err != nil {
 		return ModelSpec{}, fmt.Errorf("model %s: %w", idOrPath, err)
 	}
-	return parseModelConfig(idOrPath, data)
+	spec, err := parseModelConfig(idOrPath, data)
+	if err == nil && spec.Quant == nil {
+		if spec.Quant, err = hfQuantConfig(filepath.Dir(file)); err != nil {
+			return ModelSpec{}, fmt.Errorf("model %s: %w", idOrPath, err)
+		}
+	}
+	return spec, err
 }
 
 // embeddedSpecs caches the parsed embedded configs by folder, so that

@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
@@ -183,8 +182,8 @@ func CheckQuantFlag(flag, method string, q *Quant) error {
 // Errors name the key: quantization_config.quant_method for an unknown
 // method, the offending field for a scheme vLLM's method cannot load.
 func parseQuant(top hfConfig) (*Quant, error) {
-	v, present := top["quantization_config"]
-	if !present || v == nil {
+	v := quantConfigOf(top)
+	if v == nil {
 		return nil, nil
 	}
 	raw, ok := v.(map[string]any)
@@ -197,6 +196,13 @@ func parseQuant(top hfConfig) (*Quant, error) {
 	}
 	qc := hfConfig(raw)
 	method := strings.ToLower(qc.str("quant_method"))
+	if method == "" {
+		// ModelOpt's hf_quant_config.json names no method: vLLM's
+		// _parse_quant_hf_config sets it from the producer.
+		if p, _ := qc["producer"].(map[string]any); p != nil && p["name"] == "modelopt" {
+			method = "modelopt"
+		}
+	}
 	q := &Quant{Method: method, Source: "quantization_config"}
 	key := "quantization_config"
 	switch method {
@@ -358,58 +364,6 @@ func parseCompressedTensors(qc hfConfig, q *Quant) error {
 	q.Experts = q.Linear
 	q.Ignore = stringList(qc["ignore"])
 	return nil
-}
-
-// modelOptKVCache is the KV cache dtype vLLM gives a ModelOpt checkpoint
-// under --kv-cache-dtype auto (get_kv_cache_quant_algo_string): the first
-// of kv_cache_scheme and kv_cache_quant_algo, in "quantization" then at
-// the top; a static 8-bit float scheme or "fp8" is fp8, a 4-bit float
-// scheme or "nvfp4" nvfp4, anything else vLLM's fallback to auto ("").
-func modelOptKVCache(top, inner hfConfig) string {
-	var v any
-	for _, c := range []any{inner["kv_cache_scheme"], top["kv_cache_scheme"], inner["kv_cache_quant_algo"], top["kv_cache_quant_algo"]} {
-		if c != nil && c != "" {
-			v = c
-			break
-		}
-	}
-	switch x := v.(type) {
-	case string:
-		switch strings.ToLower(x) {
-		case "fp8":
-			return "fp8"
-		case "nvfp4":
-			return "nvfp4"
-		}
-	case map[string]any:
-		bits, _, _ := hfConfig(x).int("num_bits")
-		dynamic, _ := x["dynamic"].(bool)
-		switch {
-		case x["type"] == "float" && bits == 8 && x["dynamic"] != nil && !dynamic:
-			return "fp8"
-		case x["type"] == "float" && bits == 4:
-			return "nvfp4"
-		}
-	}
-	return ""
-}
-
-// readBlock reads a weight_block_size: two positive integers [n, k]
-// (vLLM's Fp8Config refuses another length; a zero divides by zero in
-// its shape checks).
-func readBlock(v any, dst *[2]int) error {
-	arr, _ := v.([]any)
-	if len(arr) == 2 {
-		n, _ := arr[0].(json.Number)
-		k, _ := arr[1].(json.Number)
-		bn, e1 := n.Int64()
-		bk, e2 := k.Int64()
-		if e1 == nil && e2 == nil && bn > 0 && bk > 0 && bn <= MaxConfigDim && bk <= MaxConfigDim {
-			*dst = [2]int{int(bn), int(bk)}
-			return nil
-		}
-	}
-	return fmt.Errorf("must be two positive integers [n, k] (vLLM: 128 × 128 blocks), got %v", v)
 }
 
 func asMap(v any) map[string]any {

@@ -94,3 +94,52 @@ func TestIgnoreRegexAnchored(t *testing.T) {
 	require.NoError(t, q.compileIgnore())
 	assert.Equal(t, FormatBF16, q.FormatOf("model.layers.2.mlp.gate_proj"))
 }
+
+// Where vLLM finds a checkpoint's quantization besides config.json's
+// quantization_config (vllm/transformers_utils/config.py get_config,
+// vllm/config/model.py _parse_quant_hf_config): ModelOpt ≤ 0.29's
+// hf_quant_config.json beside config.json (method from its producer and
+// quant_algo), older compressed-tensors checkpoints' compression_config,
+// and a multimodal config's text_config. On main all three loaded as
+// 16-bit models, priced and sized as bf16 without a word.
+func TestQuantConfigElsewhere(t *testing.T) {
+	llama := `{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"num_hidden_layers":2,
+		"num_attention_heads":32,"intermediate_size":11008,"vocab_size":32000`
+	dir := t.TempDir()
+	writeFile(t, dir, "config.json", llama+`}`)
+	writeFile(t, dir, "hf_quant_config.json", `{"producer":{"name":"modelopt","version":"0.23.0"},
+		"quantization":{"quant_algo":"FP8","kv_cache_quant_algo":"FP8","exclude_modules":["lm_head"]}}`)
+	m, err := LoadModel(dir)
+	require.NoError(t, err)
+	require.NotNil(t, m.Quant)
+	assert.Equal(t, "modelopt", m.Quant.Method)
+	assert.Equal(t, FormatFP8Tensor, m.Quant.Linear)
+	assert.Equal(t, "fp8", m.Quant.KVCache)
+
+	dir = t.TempDir()
+	writeFile(t, dir, "config.json", llama+`}`)
+	writeFile(t, dir, "hf_quant_config.json", `{"producer":{"name":"modelopt"},"quantization":{"quant_algo":"NVFP4"}}`)
+	m, err = LoadModel(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "modelopt_fp4", m.Quant.Method)
+
+	writeFile(t, dir, "hf_quant_config.json", `{"producer":{"name":"modelopt"},"quantization":{"quant_algo":"INT4_AWQ"}}`)
+	_, err = LoadModel(dir)
+	assert.ErrorContains(t, err, `hf_quant_config.json quantization_config.quant_algo: modelopt "INT4_AWQ" is not priced`)
+	writeFile(t, dir, "hf_quant_config.json", `{"producer":`)
+	_, err = LoadModel(dir)
+	assert.ErrorContains(t, err, "hf_quant_config.json: unexpected EOF")
+
+	dir = t.TempDir()
+	writeFile(t, dir, "config.json", llama+`,"compression_config":{"quant_method":"compressed-tensors","config_groups":{"group_0":{"targets":["Linear"],
+		"weights":{"num_bits":8,"type":"float","strategy":"channel"}}},"ignore":["lm_head"]}}`)
+	m, err = LoadModel(dir)
+	require.NoError(t, err)
+	assert.Equal(t, FormatFP8Channel, m.Quant.FormatOf("model.layers.0.mlp.up_proj"))
+
+	dir = t.TempDir()
+	writeFile(t, dir, "config.json", `{"architectures":["Foo"],"text_config":`+llama+`,"quantization_config":{"quant_method":"fp8"}}}`)
+	m, err = LoadModel(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "fp8", m.Quant.Method)
+}
