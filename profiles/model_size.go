@@ -222,11 +222,16 @@ func (m ModelSpec) DescribeWeights(dtype string) string {
 	if !m.Quant.Quantized() {
 		return dtype
 	}
-	attn16, mlp16 := true, true
+	attn16, mlp16, all16 := true, true, true
 	for i := 0; i < m.NumLayers; i++ {
-		a, p, _ := m.LayerFormats(i)
+		a, p, e := m.LayerFormats(i)
 		attn16 = attn16 && a == FormatBF16
 		mlp16 = mlp16 && (p == FormatBF16 || (m.IsMoELayer(i) && m.SharedExpertIntermediateSize == 0))
+		all16 = all16 && a == FormatBF16 && (p == FormatBF16 || (m.IsMoELayer(i) && m.SharedExpertIntermediateSize == 0)) &&
+			(e == FormatBF16 || e == "")
+	}
+	if all16 {
+		return fmt.Sprintf("%s (%s quantizes none of this model's weights)", dtype, m.Quant.Method)
 	}
 	var keep []string
 	if attn16 && m.Quant.Linear != FormatBF16 {

@@ -143,3 +143,22 @@ func TestQuantConfigElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "fp8", m.Quant.Method)
 }
+
+// A quantization that leaves every weight 16-bit says so on the summary
+// (on main an mxfp4 config on a dense model read "weights mxfp4 (mxfp4)"
+// and an ignore-everything compressed-tensors one "fp8 per-tensor
+// (compressed-tensors) with attention and MLP bfloat16", both loading
+// 16-bit weights only).
+func TestDescribeWeightsAllSixteenBit(t *testing.T) {
+	m, err := LoadModel("meta-llama/Llama-3.1-8B-Instruct")
+	require.NoError(t, err)
+	m.Quant = &Quant{Method: "mxfp4", Linear: FormatBF16, Experts: FormatMXFP4}
+	assert.Equal(t, "bfloat16 (mxfp4 quantizes none of this model's weights)", m.DescribeWeights("bfloat16"))
+	m.Quant = &Quant{Method: "compressed-tensors", Linear: FormatFP8Tensor, Experts: FormatFP8Tensor, Ignore: []string{"re:.*"}}
+	require.NoError(t, m.Quant.compileIgnore())
+	assert.Equal(t, "bfloat16 (compressed-tensors quantizes none of this model's weights)", m.DescribeWeights("bfloat16"))
+	mix, err := LoadModel("mistralai/Mixtral-8x7B-v0.1")
+	require.NoError(t, err)
+	mix.Quant = &Quant{Method: "mxfp4", Linear: FormatBF16, Experts: FormatMXFP4}
+	assert.Equal(t, "mxfp4 (mxfp4)", mix.DescribeWeights("bfloat16"))
+}
