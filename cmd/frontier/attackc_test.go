@@ -28,6 +28,8 @@ func TestAttackErrorsNameTheFlag(t *testing.T) {
 		{withTiny("--replicas", "2", "--router-weights", "queue=-2,kv-usage=-3"), "--router-weights: kv-usage: must be in [0, 1e6], got -3"},
 		{withTiny("--replicas", "2", "--router-metrics-interval-ms", "-1"), "--router-metrics-interval-ms: must be in [0, 1e+11] ms (0 = live), got -1"},
 		{[]string{"bench", "throughput", "--input-len", "10", "--prefix-len", "-1"}, "--prefix-len: must be ≥ 0, got -1"},
+		// on main the last weight of a scorer named twice won silently
+		{withTiny("--replicas", "2", "--router-weights", "queue=1,kv-usage=1,queue=2"), `--router-weights: scorer "queue" given twice (queue=1, queue=2)`},
 	} {
 		_, _, err := run(t, c.args...)
 		require.Error(t, err, c.args)

@@ -85,6 +85,9 @@ func parseWeights(pairs []string) (map[string]float64, error) {
 		if !ok || err != nil || k == "" {
 			return nil, fmt.Errorf("--router-weights: each is NAME=WEIGHT with NAME one of %s and WEIGHT a number, got %q", strings.Join(router.ScorerNames(), ", "), p)
 		}
+		if old, dup := w[k]; dup {
+			return nil, fmt.Errorf("--router-weights: scorer %q given twice (%s=%g, %s)", k, k, old, strings.TrimSpace(p))
+		}
 		w[k] = x
 	}
 	return w, nil
