@@ -61,7 +61,7 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 		if s.replicas, err = newReplicaSet(st); err != nil {
 			return nil, err
 		}
-		if s.replicas.interval > 0 {
+		if s.replicas.interval > 0 && s.replicas.metrics { // else nothing reads them
 			s.scrapeAt = 0
 		}
 	}

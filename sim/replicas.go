@@ -92,6 +92,7 @@ type replicaSet struct {
 	finished router.FinishedHook
 	scraped  router.ScrapedHook
 	blocks   bool // the policy reads prompt block hashes
+	metrics  bool // the policy reads the replicas' reported metrics
 	view     []router.Replica
 	dp, apis int      // engine cores and API servers per replica
 	dpRouter []Router // each replica's own DP load balancer
@@ -118,6 +119,7 @@ func newRouterView(pol router.Policy, n, dp, apis, kvBlocks int, interval int64,
 	rs.finished, _ = pol.(router.FinishedHook)
 	rs.scraped, _ = pol.(router.ScrapedHook)
 	rs.blocks = router.NeedsBlocks(pol)
+	rs.metrics = router.ReadsMetrics(pol)
 	for i := range rs.view {
 		rs.view[i].KVBlocks = kvBlocks
 		rs.dpRouter = append(rs.dpRouter, newRouter(dpRouter))
@@ -128,7 +130,7 @@ func newRouterView(pol router.Policy, n, dp, apis, kvBlocks int, interval int64,
 // pick routes r to a replica when the client sends it: the router is a
 // proxy in front of the replicas' API servers.
 func (rs *replicaSet) pick(s *Sim, r *record) int {
-	if rs.interval == 0 {
+	if rs.interval == 0 && rs.metrics {
 		rs.scrape(s)
 	}
 	q := &rs.req

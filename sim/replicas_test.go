@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -239,5 +240,26 @@ func TestReplicasHaveTheirOwnLockstepGroups(t *testing.T) {
 	for _, r := range s.Run().Requests {
 		assert.False(t, r.Failed)
 		assert.Equal(t, r.Replica, r.Engine/2)
+	}
+}
+
+// The replicas' metrics are refreshed only for a router that reads them
+// (router.ReadsMetrics): on main a round-robin or prefix-cache router
+// still scraped every engine at every refresh boundary, or at every
+// request when live.
+func TestNoScrapesForARouterBlindToMetrics(t *testing.T) {
+	for name, reads := range map[string]bool{"round-robin": false, "prefix-cache": false, "least-requests": false, "queue": true, "weighted": true} {
+		sc := defaultOn("h200-sxm")
+		sc.Workload.Random.NumPrompts = 8
+		sc.Replicas = &scenarios.Replicas{Count: 2, Router: name}
+		s, _, err := Build(sc, Options{})
+		require.NoError(t, err)
+		assert.Equal(t, reads, s.replicas.metrics, name)
+		if reads {
+			assert.Zero(t, s.scrapeAt, name)
+		} else {
+			assert.Equal(t, int64(math.MaxInt64), s.scrapeAt, name)
+		}
+		s.Run()
 	}
 }

@@ -6,6 +6,7 @@ package router
 // one replica), O(replicas) per scrape when the key is a reported metric.
 type leastBy struct {
 	key  func(*Replica) float64
+	own  bool // key reads only the router's own history (InFlight)
 	reps []Replica
 	q    *replicaHeap
 }
@@ -26,6 +27,9 @@ func (p *leastBy) sync(reps []Replica) {
 		p.q = newReplicaHeap(len(reps), p.less)
 	}
 }
+
+// ReadsMetrics implements MetricsReader.
+func (p *leastBy) ReadsMetrics() bool { return !p.own }
 
 // Pick implements Policy.
 func (p *leastBy) Pick(_ *Request, reps []Replica) int {

@@ -11,11 +11,18 @@ package router
 // as llm-d's queue-scorer normalizes the waiting queue: (max − x) /
 // (max − min), 1 for all when equal.
 func init() {
-	Register("least-requests", func(Config) (Policy, error) { return newLeastBy(inFlight), nil })
-	RegisterScorer("least-requests", func(Config) Scorer {
-		return scoreFunc(func(_ *Request, reps []Replica, s []float64) { normalizeLow(reps, inFlight, s) })
-	})
+	Register("least-requests", func(Config) (Policy, error) { return &leastBy{key: inFlight, own: true}, nil })
+	RegisterScorer("least-requests", func(Config) Scorer { return inFlightScorer{} })
 }
+
+// inFlightScorer is least-requests' scorer.
+type inFlightScorer struct{}
+
+// Score implements Scorer.
+func (inFlightScorer) Score(_ *Request, reps []Replica, s []float64) { normalizeLow(reps, inFlight, s) }
+
+// ReadsMetrics implements MetricsReader: its own history.
+func (inFlightScorer) ReadsMetrics() bool { return false }
 
 func inFlight(r *Replica) float64 { return float64(r.InFlight) }
 

@@ -39,7 +39,7 @@ type prefixCache struct {
 }
 
 func init() {
-	Register("prefix-cache", func(Config) (Policy, error) { return &prefixCache{load: newLeastBy(zero)}, nil })
+	Register("prefix-cache", func(Config) (Policy, error) { return &prefixCache{load: &leastBy{key: zero, own: true}}, nil })
 	RegisterScorer("prefix-cache", func(Config) Scorer { return &prefixScorer{} })
 }
 
@@ -119,6 +119,12 @@ func (s *prefixScorer) Routed(r *Request, rep int, reps []Replica) {
 
 // NeedsBlocks implements BlockRouter.
 func (p *prefixCache) NeedsBlocks() bool { return true }
+
+// ReadsMetrics implements MetricsReader: the prompt and its own history.
+func (p *prefixCache) ReadsMetrics() bool { return false }
+
+// ReadsMetrics implements MetricsReader.
+func (s *prefixScorer) ReadsMetrics() bool { return false }
 
 // NeedsBlocks implements BlockRouter.
 func (s *prefixScorer) NeedsBlocks() bool { return true }

@@ -9,6 +9,9 @@ func init() {
 	Register("round-robin", func(Config) (Policy, error) { return &roundRobin{}, nil })
 }
 
+// ReadsMetrics implements MetricsReader: only its counter.
+func (p *roundRobin) ReadsMetrics() bool { return false }
+
 // Pick implements Policy.
 func (p *roundRobin) Pick(_ *Request, reps []Replica) int {
 	i := p.next % len(reps)

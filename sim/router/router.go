@@ -143,6 +143,21 @@ func fewerInFlight(reps []Replica, a, b int) bool {
 	return a < b
 }
 
+// MetricsReader: whether a policy (or a scorer) reads the replicas'
+// reported metrics (Replica.Waiting, Running, KVUsage). sim never
+// refreshes them for one that does not (it reads its own history, the
+// session id or the prompt), so it costs per request what its own work
+// costs, even when metrics are read live. A policy without the method is
+// taken to read them.
+type MetricsReader interface{ ReadsMetrics() bool }
+
+// ReadsMetrics reports whether p, a Policy or a Scorer, reads the
+// replicas' reported metrics.
+func ReadsMetrics(p any) bool {
+	m, ok := p.(MetricsReader)
+	return !ok || m.ReadsMetrics()
+}
+
 // BlockRouter: the policy reads Request.Blocks (sim hashes the prompt
 // only for such a policy).
 type BlockRouter interface{ NeedsBlocks() bool }

@@ -216,3 +216,31 @@ func TestRegistry(t *testing.T) {
 	assert.False(t, NeedsSessions(p))
 	assert.Panics(t, func() { Register("session", nil) })
 }
+
+// Which policies read the replicas' reported metrics: the ones that do
+// not (their own history, the session id, the prompt) are never
+// refreshed, so they cost what docs/POLICIES.md says per request even
+// with --router-metrics-interval-ms 0 (on main every router scraped every
+// replica's engines, O(replicas × DP) per request when live, or per
+// event with a short interval: 512 replicas at a 1 ns interval, round-robin,
+// 15.1 s instead of 2.3 s).
+func TestReadsMetrics(t *testing.T) {
+	for name, want := range map[string]bool{"round-robin": false, "least-requests": false, "session": false, "prefix-cache": false,
+		"queue": true, "kv-usage": true, "weighted": true} {
+		p, err := New(name, Config{Replicas: 3})
+		require.NoError(t, err)
+		assert.Equal(t, want, ReadsMetrics(p), name)
+	}
+	for w, want := range map[string]bool{"session": false, "prefix-cache": false, "least-requests": false, "queue": true, "kv-usage": true} {
+		p, err := New("weighted", Config{Replicas: 3, Weights: map[string]float64{w: 1}})
+		require.NoError(t, err)
+		assert.Equal(t, want, ReadsMetrics(p), "weighted %s", w)
+	}
+}
+
+// A weighted router whose metric scorers weigh 0 reads no metrics.
+func TestWeightedZeroMetricWeights(t *testing.T) {
+	p, err := New("weighted", Config{Replicas: 3, Weights: map[string]float64{"prefix-cache": 1, "queue": 0, "kv-usage": 0}})
+	require.NoError(t, err)
+	assert.False(t, ReadsMetrics(p))
+}

@@ -72,6 +72,10 @@ func (p *session) Pick(r *Request, reps []Replica) int {
 // NeedsSessions implements SessionRouter.
 func (p *session) NeedsSessions() bool { return true }
 
+// ReadsMetrics implements MetricsReader: the session id (and, without
+// one, its own in-flight counts).
+func (p *session) ReadsMetrics() bool { return false }
+
 // sessionAffinity remembers where each session's last request went.
 type sessionAffinity struct{ last map[int]int }
 
@@ -95,6 +99,9 @@ func (s *sessionAffinity) Routed(r *Request, rep int, _ []Replica) {
 
 // NeedsSessions implements SessionRouter.
 func (s *sessionAffinity) NeedsSessions() bool { return true }
+
+// ReadsMetrics implements MetricsReader: its own history.
+func (s *sessionAffinity) ReadsMetrics() bool { return false }
 
 // mix64 is the engine's splitmix64 finalizer.
 func mix64(x uint64) uint64 { return engine.Mix64(x) }

@@ -116,6 +116,17 @@ func (p *weighted) NeedsSessions() bool {
 	return false
 }
 
+// ReadsMetrics implements MetricsReader: a scorer with a weight reads
+// them.
+func (p *weighted) ReadsMetrics() bool {
+	for k, s := range p.scorers {
+		if p.weights[k] > 0 && ReadsMetrics(s) {
+			return true
+		}
+	}
+	return false
+}
+
 // NeedsBlocks implements BlockRouter: a prefix scorer with a weight.
 func (p *weighted) NeedsBlocks() bool {
 	for k, s := range p.scorers {
