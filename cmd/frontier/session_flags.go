@@ -70,7 +70,11 @@ func applyDatasetFlags(w *scenarios.Workload, f *simFlags, set func(string) bool
 		lengthsOnly = lengthsFlagNames[1:] // --dataset-path is also the trace's CSV
 	}
 	if anySet(set, lengthsOnly...) && w.Dataset != "lengths" {
-		return false, fmt.Errorf("%s: only for --dataset-name lengths, but the workload's dataset is %s", strings.Join(setFlags(set, lengthsOnly), ", "), w.Dataset)
+		which := "--dataset-name lengths"
+		if set("dataset-path") { // the trace's CSV too
+			which = "--dataset-name lengths or trace"
+		}
+		return false, fmt.Errorf("%s: only for %s, but the workload's dataset is %s", strings.Join(setFlags(set, lengthsOnly), ", "), which, w.Dataset)
 	}
 	if set("random-prefix-len") {
 		if w.Dataset != "random" {

@@ -102,7 +102,7 @@ func TestSessionAndLengthsBadInput(t *testing.T) {
 		{"lengths without a path", lengths, "workload.lengths.path: required"},
 		{"lengths file missing", append(lengths, "--dataset-path", filepath.Join(dir, "none.jsonl")), "--dataset-path: open"},
 		{"lengths non-integer", append(lengths, "--dataset-path", bad), bad + " line 2: output_len: must be an integer in [1, 10000000], got \"2.5\""},
-		{"dataset-path on random", withTiny("--dataset-name", "random", "--dataset-path", bad), "--dataset-path: only for --dataset-name lengths"},
+		{"dataset-path on random", withTiny("--dataset-name", "random", "--dataset-path", bad), "--dataset-path: only for --dataset-name lengths or trace, but the workload's dataset is random"},
 		{"dataset-path alone is a trace", withTiny("--dataset-path", bad), "only for the random dataset, but the workload's dataset is trace"},
 		{"random prefix on lengths", append(lengths, "--dataset-path", bad, "--random-prefix-len", "4"), "--random-prefix-len: only for the random dataset"},
 	}
