@@ -16,12 +16,7 @@ func progressBar(w io.Writer, what string, quiet bool) func(done, total int) {
 	if quiet {
 		return nil
 	}
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil {
-			tty = st.Mode()&os.ModeCharDevice != 0
-		}
-	}
+	tty := isTerminal(w)
 	var mu sync.Mutex
 	start := time.Now()
 	lastTenth := 0
@@ -47,4 +42,39 @@ func progressBar(w io.Writer, what string, quiet bool) func(done, total int) {
 			fmt.Fprintf(w, "%d/%d %s done, ETA %s\n", done, total, what, eta)
 		}
 	}
+}
+
+// progressPrinter reports progress on stderr for runs of 2,000 requests or
+// more: a line rewritten in place on a terminal, a line per quarter
+// otherwise (logs, CI).
+func progressPrinter(w io.Writer) func(done, total int) {
+	tty := isTerminal(w)
+	lastQuarter := 0
+	return func(done, total int) {
+		if total < 2000 {
+			return
+		}
+		if tty {
+			fmt.Fprintf(w, "\rsimulated %d/%d requests", done, total)
+			if done == total {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		if q := 4 * done / total; q > lastQuarter {
+			lastQuarter = q
+			fmt.Fprintf(w, "simulated %d/%d requests\n", done, total)
+		}
+	}
+}
+
+// isTerminal says whether w is a terminal, where progress is rewritten in
+// place; logs and CI get whole lines instead.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

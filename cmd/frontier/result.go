@@ -153,3 +153,24 @@ func modelName(sc *scenarios.Scenario) string {
 	}
 	return "model"
 }
+
+// checkWritable fails early (before a long run) when an output file cannot
+// be created.
+func checkWritable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	_, statErr := os.Stat(path)
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// Only a probe: a run refused later must not leave an empty file.
+		return os.Remove(path)
+	}
+	return nil
+}
