@@ -55,10 +55,6 @@ func (g *gridData) build() {
 	g.points = nil
 }
 
-func (g grid2) at(batch, x float64) (float64, bool) {
-	return g.data().at(batch, x)
-}
-
 func (g *gridData) at(batch, x float64) (float64, bool) {
 	i, j, w, out := g.batch.bracket(batch)
 	yi, oi := g.rows[i].at(x)
@@ -70,6 +66,13 @@ func (g *gridData) at(batch, x float64) (float64, bool) {
 	}
 	yj, oj := g.rows[j].at(x)
 	return logLerp(yi, yj, w), oi || oj
+}
+
+// reach is how far (batch, x) lies outside the grid (gridData.at said
+// it does): the farther of the batch axis and x on the rows it reads.
+func (g *gridData) reach(batch, x float64, xName string) Reach {
+	i, j, _, _ := g.batch.bracket(batch)
+	return farther(beyond("batch", g.batch, batch), beyond(xName, g.rows[i].x, x), beyond(xName, g.rows[j].x, x))
 }
 
 type headKey struct{ h, kv int64 }
@@ -180,8 +183,17 @@ func (a *Attention) DecodeMs(batch int, ctx float64, h, kv int) float64 {
 		return 0
 	}
 	k, fold := a.decodeShape(h, kv)
-	y, out := a.decode[k].at(float64(batch), ctx*fold)
-	a.Cov.note(out, func() string { return fmt.Sprintf("decode attention batch=%d ctx=%.0f heads=%d/%d", batch, ctx, h, kv) })
+	g := a.decode[k].data()
+	y, out := g.at(float64(batch), ctx*fold)
+	r := Reach{}
+	if out {
+		axis := "context"
+		if fold != 1 {
+			axis = "folded context" // ctx × fold: see decodeShape
+		}
+		r = g.reach(float64(batch), ctx*fold, axis)
+	}
+	a.Cov.note("decode attention", r, func() string { return fmt.Sprintf("batch=%d ctx=%.0f heads=%d/%d", batch, ctx, h, kv) })
 	return y
 }
 
@@ -247,15 +259,18 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 	}
 	g := a.prefill[k].data()
 	var y float64
-	var out bool
+	var r Reach
 	if longest := g.rows[0].x.v[len(g.rows[0].x.v)-1]; isl > longest && g.batch.v[0] <= 1 {
 		y, _ = g.at(1, longest)
 		y *= CausalPairs(float64(q), float64(prefix)) / CausalPairs(longest, 0)
-		out = true
+		r = Reach{Axis: "prompt length", X: isl, Edge: longest}
 	} else {
-		y, out = g.at(1, isl)
+		var out bool
+		if y, out = g.at(1, isl); out {
+			r = g.reach(1, isl, "prompt length")
+		}
 	}
-	a.Cov.note(out, func() string { return fmt.Sprintf("prefill attention q=%d prefix=%d heads=%d/%d", q, prefix, h, kv) })
+	a.Cov.note("prefill attention", r, func() string { return fmt.Sprintf("q=%d prefix=%d heads=%d/%d", q, prefix, h, kv) })
 	return max(y*scale, a.FloorMs(q, prefix, h))
 }
 

@@ -78,12 +78,12 @@ func (c *Comm) Ms(op, backend string, elems int64, bwBytesPerSec float64) float6
 		s, ok = c.curves[op+"/nccl"]
 	}
 	if !ok {
-		c.Cov.note(true, func() string { return fmt.Sprintf("%s %d gpus: no table, bandwidth estimate", op, c.gpus) })
+		c.Cov.note(op, Reach{Why: fmt.Sprintf("no table for %d GPUs: bandwidth estimate", c.gpus)}, func() string { return fmt.Sprintf("gpus=%d elems=%d", c.gpus, elems) })
 		g := float64(c.gpus)
 		return 1e3*(2*(g-1)/g*float64(elems)*2/bwBytesPerSec) + 0.01
 	}
-	y, out := s.at(float64(elems))
-	c.Cov.note(out, func() string { return fmt.Sprintf("%s/%s gpus=%d elems=%d", op, backend, c.gpus, elems) })
+	y, _ := s.at(float64(elems))
+	c.Cov.note(op, beyond("elems", s.x, float64(elems)), func() string { return fmt.Sprintf("%s gpus=%d elems=%d", backend, c.gpus, elems) })
 	return y
 }
 

@@ -155,11 +155,15 @@ func (e *Elementwise) Ms(op string, tokens, width int) float64 {
 	w := float64(width)
 	i := c.nearest(w)
 	y, out := c.curves[i].at(float64(tokens))
+	r := Reach{}
+	if out {
+		r = beyond("tokens", c.curves[i].x, float64(tokens))
+	}
 	if c.widths[i] != w {
 		y *= w / c.widths[i]
-		out = true
+		r = farther(r, Reach{Axis: "width", X: w, Edge: c.widths[i]})
 	}
-	e.Cov.note(out, func() string { return fmt.Sprintf("%s tokens=%d width=%d", op, tokens, width) })
+	e.Cov.note(op, r, func() string { return fmt.Sprintf("tokens=%d width=%d", tokens, width) })
 	return y
 }
 

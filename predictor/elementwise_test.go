@@ -60,7 +60,13 @@ func TestElementwiseMeasured(t *testing.T) {
 	}
 	assert.Equal(t, int64(len(tests)), e.Cov.Lookups)
 	assert.Equal(t, int64(extrapolated), e.Cov.Extrapolated)
-	assert.Contains(t, e.Cov.Examples, "rmsnorm tokens=32 width=4096")
+	// rmsnorm: 32 tokens over the grid's 16. rotary: tokens 1 under the
+	// grid's 2 (×2), widths 1500 (×1.5 of 1000), 3000 (×4/3 of 4000) and
+	// 2000 (×2 of 4000, a tie: the first stays the farthest).
+	assert.Equal(t, []FamilyReach{
+		{Family: "rmsnorm", Shapes: 1, Farthest: "tokens=32 width=4096", Reach: Reach{Axis: "tokens", X: 32, Edge: 16}},
+		{Family: "rotary", Shapes: 4, Farthest: "tokens=1 width=1000", Reach: Reach{Axis: "tokens", X: 1, Edge: 2}},
+	}, e.Cov.Families)
 
 	for _, op := range []string{"rmsnorm", "rotary", "launch"} {
 		assert.True(t, e.Measured(op), op)

@@ -131,7 +131,13 @@ func (g *Gemm) Ms(m, n, k int) float64 {
 	if ok && fk > g.k.v[ik1] {
 		lat *= fk / g.k.v[ik1]
 	}
-	g.Cov.note(om || on || ok || missing, func() string { return fmt.Sprintf("gemm %s m=%d n=%d k=%d", g.dtype, m, n, k) })
+	r := Reach{}
+	if om || on || ok {
+		r = farther(beyond("m", g.m, fm), beyond("n", g.n, fn), beyond("k", g.k, fk))
+	} else if missing {
+		r.Why = "an unmeasured point inside the grid, filled from the nearest measured one"
+	}
+	g.Cov.note("gemm "+g.dtype, r, func() string { return fmt.Sprintf("m=%d n=%d k=%d", m, n, k) })
 	return lat
 }
 

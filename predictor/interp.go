@@ -5,25 +5,6 @@ import (
 	"sort"
 )
 
-// Coverage counts table lookups that fell outside a table's measured grid
-// and were extrapolated by the family's stated rule.
-type Coverage struct {
-	Lookups      int64
-	Extrapolated int64
-	// Examples holds up to a few extrapolated shapes, for the report.
-	Examples []string
-}
-
-func (c *Coverage) note(extrapolated bool, shape func() string) {
-	c.Lookups++
-	if extrapolated {
-		c.Extrapolated++
-		if len(c.Examples) < 5 {
-			c.Examples = append(c.Examples, shape())
-		}
-	}
-}
-
 // axis is one sorted grid axis with log-space coordinates.
 type axis struct {
 	v   []float64

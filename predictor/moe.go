@@ -44,6 +44,7 @@ type MoE struct {
 	scale      float64 // latency factor (split substitution)
 	tokScale   float64 // routed-pairs factor on tokens (shape substitution)
 	substShape bool
+	dtype      string   // the table rows' format, for the coverage report
 	want, ref  moeShape // model and measured expert shapes (shape substitution)
 	ridge      float64  // FLOPs per byte where the GPU turns compute-bound
 	Notes      []string
@@ -56,7 +57,7 @@ type moeShape struct{ hidden, inter, topk, experts int64 }
 // power_law_<alpha> distribution present in the table.
 func NewMoE(rows []profiles.MoERow, dtype string, hidden, inter, topk, experts, tp, ep int, dist string) (*MoE, error) {
 	want := moeShape{int64(hidden), int64(inter), int64(topk), int64(experts)}
-	m := &MoE{scale: 1, tokScale: 1}
+	m := &MoE{scale: 1, tokScale: 1, dtype: dtype}
 	shapes := map[moeShape]bool{}
 	for _, r := range rows {
 		if r.Dtype == dtype {
@@ -192,8 +193,17 @@ func (m *MoE) Ms(tokens int) float64 {
 	if tokens <= 0 {
 		return 0
 	}
-	y, out := m.curve.at(float64(tokens) * m.tokScale)
-	m.Cov.note(out || m.substShape, func() string { return fmt.Sprintf("moe tokens=%d", tokens) })
+	x := float64(tokens) * m.tokScale
+	y, _ := m.curve.at(x)
+	axis := "tokens"
+	if m.tokScale != 1 {
+		axis = "scaled tokens" // tokens × tokScale: the substituted shape's
+	}
+	r := beyond(axis, m.curve.x, x)
+	if !r.Out() && m.substShape {
+		r.Why = "expert shape not in the table: scaled from a measured one (see the note)"
+	}
+	m.Cov.note("moe "+m.dtype, r, func() string { return fmt.Sprintf("tokens=%d", tokens) })
 	if m.substShape {
 		pairs := float64(tokens) * float64(m.want.topk)
 		y *= m.work(m.want, pairs) / m.work(m.ref, pairs)

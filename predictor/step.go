@@ -172,9 +172,7 @@ func (p *Predictor) Coverage() Coverage {
 		covs = append(covs, &p.moes[f].Cov)
 	}
 	for _, x := range covs {
-		c.Lookups += x.Lookups
-		c.Extrapolated += x.Extrapolated
-		c.Examples = append(c.Examples, x.Examples...)
+		c.Add(*x)
 	}
 	return c
 }

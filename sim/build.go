@@ -541,14 +541,10 @@ func (st *Setup) Finish(s *Sim, res *Result) {
 		if !ok {
 			continue
 		}
-		cov := p.Coverage()
-		res.Coverage.Lookups += cov.Lookups
-		res.Coverage.Extrapolated += cov.Extrapolated
-		res.Coverage.Examples = append(res.Coverage.Examples, cov.Examples...)
+		res.Coverage.Add(p.Coverage())
 		res.Notes = append(res.Notes, p.AllNotes()...)
 	}
 	res.Notes = dedupe(res.Notes)
-	res.Coverage.Examples = dedupe(res.Coverage.Examples)
 }
 
 func dedupe(xs []string) []string {

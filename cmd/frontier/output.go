@@ -84,8 +84,8 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	cov := res.Coverage
 	line("Distinct operator shapes priced:", cov.Lookups)
 	line("  outside the tables' grids:", fmt.Sprintf("%d (extrapolated by the stated rules)", cov.Extrapolated))
-	for _, e := range cov.Examples {
-		line("  e.g.:", e)
+	for _, f := range cov.Families {
+		line("    "+f.Family+":", fmt.Sprintf("%s, farthest %s (%s)", plural(int(f.Shapes), "shape"), f.Farthest, f.Reach))
 	}
 	if len(res.Engines) > 1 {
 		fmt.Fprintln(w, center("Per engine", '-'))

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The summary says, per operator family, how many distinct shapes were
+// outside the tables' grids and the farthest one. tiny on the default
+// deployment (Llama-3.1-8B, H200): the only shapes out are the LM head's
+// GEMMs (n = vocab 128,256 over the grid's largest n, 65,536), at m = 1
+// (the first request's prefill and decode steps), 20 (the step that
+// prefills the other 19 beside it, then decode) and 19 (one finished):
+// three shapes, tied in reach, the first kept. On main the summary listed
+// up to five near-identical "e.g." shapes instead.
+func TestSummaryOutOfGridByFamily(t *testing.T) {
+	out, _, err := run(t, withTiny()...)
+	require.NoError(t, err)
+	assert.Contains(t, out, "  outside the tables' grids:             3 (extrapolated by the stated rules)\n"+
+		"    gemm bfloat16:                       3 shapes, farthest m=1 n=128256 k=4096 (n 128256 = 1.96× the table's 65536)\n")
+	assert.NotContains(t, out, "e.g.")
+}
+
+// Invariant over every example: the families' shape counts add up to the
+// extrapolated total, and each family line names a shape and its reach.
+func TestSummaryFamiliesAddUp(t *testing.T) {
+	family := regexp.MustCompile(`(?m)^    (\S[^:]*):\s+(\d+) shapes?, farthest (.+) \((.+)\)$`)
+	// Dense, MoE with DP and EP (elementwise, GEMM and MoE families),
+	// disaggregated (two pools' engines summed), quantized MoE.
+	for _, f := range []string{"llama-3.1-8b-h200-random", "qwen3-30b-a3b-h200-dp8-ep", "llama-3.1-70b-h200-2p1d", "llama-4-scout-fp8-h100-tp2"} {
+		out, _, err := run(t, "simulate", "--quiet", "--scenario", "../../scenarios/examples/"+f+".yaml")
+		require.NoError(t, err, f)
+		total := summaryInt(t, out, "outside the tables' grids:")
+		sum := 0
+		for _, m := range family.FindAllStringSubmatch(out, -1) {
+			n, err := strconv.Atoi(m[2])
+			require.NoError(t, err)
+			sum += n
+			assert.Contains(t, m[3], "=", "%s: a shape: %s", f, m[0])
+			assert.True(t, strings.Contains(m[4], "× the table's") || strings.Contains(m[4], "no table") ||
+				strings.Contains(m[4], "unmeasured point") || strings.Contains(m[4], "expert shape"), "%s: a reach: %s", f, m[0])
+		}
+		assert.Equal(t, total, sum, f)
+		assert.Positive(t, total, f)
+	}
+}

@@ -1,0 +1,67 @@
+package predictor
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReachFactorAndText(t *testing.T) {
+	tests := []struct {
+		name   string
+		r      Reach
+		factor float64
+		text   string
+	}{
+		{"inside", Reach{}, 0, ""},
+		{"above the grid", Reach{Axis: "n", X: 128256, Edge: 65536}, 128256.0 / 65536, "n 128256 = 1.96× the table's 65536"},
+		{"below the grid", Reach{Axis: "n", X: 16, Edge: 32}, 2, "n 16 = 0.5× the table's 32"},
+		{"out with no axis", Reach{Why: "no table for 16 GPUs: bandwidth estimate"}, 1, "no table for 16 GPUs: bandwidth estimate"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.name != "inside", tc.r.Out())
+			assert.InDelta(t, tc.factor, tc.r.Factor(), 1e-12)
+			assert.Equal(t, tc.text, tc.r.String())
+		})
+	}
+}
+
+// TestGemmCoverageByFamily: on powerLaw's grid (m 1…16, n and k 64…256),
+// two shapes fall outside: m=32 (2× the largest m) and n=32, k=1024 (n
+// half the smallest, k 4× the largest: k is the farther axis).
+func TestGemmCoverageByFamily(t *testing.T) {
+	g, err := NewGemm(powerLaw(), "bfloat16")
+	require.NoError(t, err)
+	g.Ms(4, 64, 256)
+	g.Ms(32, 64, 64)
+	g.Ms(2, 32, 1024)
+	assert.Equal(t, Coverage{Lookups: 3, Extrapolated: 2, Families: []FamilyReach{
+		{Family: "gemm bfloat16", Shapes: 2, Farthest: "m=2 n=32 k=1024", Reach: Reach{Axis: "k", X: 1024, Edge: 256}},
+	}}, g.Cov)
+}
+
+// TestCoverageAdd sums two engines' coverage: counts add, a family in both
+// keeps the farther shape, a family in one is appended in order.
+func TestCoverageAdd(t *testing.T) {
+	a := Coverage{Lookups: 10, Extrapolated: 3, Families: []FamilyReach{
+		{Family: "gemm bfloat16", Shapes: 2, Farthest: "m=1 n=128256 k=4096", Reach: Reach{Axis: "n", X: 128256, Edge: 65536}},
+		{Family: "rmsnorm", Shapes: 1, Farthest: "tokens=32 width=4096", Reach: Reach{Axis: "tokens", X: 32, Edge: 16}},
+	}}
+	b := Coverage{Lookups: 5, Extrapolated: 4, Families: []FamilyReach{
+		{Family: "decode attention", Shapes: 1, Farthest: "batch=600 ctx=512 heads=32/8", Reach: Reach{Axis: "batch", X: 600, Edge: 512}},
+		{Family: "gemm bfloat16", Shapes: 3, Farthest: "m=16384 n=128256 k=4096", Reach: Reach{Axis: "m", X: 16384, Edge: 8192}},
+	}}
+	a.Add(b)
+	assert.Equal(t, Coverage{Lookups: 15, Extrapolated: 7, Families: []FamilyReach{
+		{Family: "gemm bfloat16", Shapes: 5, Farthest: "m=16384 n=128256 k=4096", Reach: Reach{Axis: "m", X: 16384, Edge: 8192}},
+		{Family: "rmsnorm", Shapes: 1, Farthest: "tokens=32 width=4096", Reach: Reach{Axis: "tokens", X: 32, Edge: 16}},
+		{Family: "decode attention", Shapes: 1, Farthest: "batch=600 ctx=512 heads=32/8", Reach: Reach{Axis: "batch", X: 600, Edge: 512}},
+	}}, a)
+	var sum int64
+	for _, f := range a.Families {
+		sum += f.Shapes
+	}
+	assert.Equal(t, a.Extrapolated, sum, "every extrapolated shape is in one family")
+}
