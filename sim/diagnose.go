@@ -80,3 +80,36 @@ func Diagnose(res *Result, finiteRate bool) []string {
 	}
 	return notes
 }
+
+// StreamLimit is the most SSE chunks per second the run's API servers can
+// stream: each process sends one chunk per Host.APITokenNs (the fitted
+// api_token_ns of predictor/calibrated, ~0.132 ms: ~7,574 chunks/s), and
+// the primary deployment's processes (--api-server-count per instance,
+// times its instances: the decode pool's, or the replicas) stream every
+// token. 0 without a host model for it.
+func (st *Setup) StreamLimit() (processes int, chunksPerS float64) {
+	processes = max(1, st.APIServers) * max(1, st.Instances)
+	if st.Host.APITokenNs <= 0 {
+		return processes, 0
+	}
+	return processes, float64(processes) * 1e9 / st.Host.APITokenNs
+}
+
+// PeakNote says when bench serve's peak output token throughput
+// (max_output_tokens_per_s, res.MaxOutputTokensPerS) is within 5 % of the
+// API servers' StreamLimit: bench serve counts chunks, not tokens, so the
+// peak then measures the front end's ceiling, not the engine's speed.
+// "" otherwise.
+func PeakNote(st *Setup, res *Result) string {
+	n, limit := st.StreamLimit()
+	if limit <= 0 || res.MaxOutputTokensPerS < 0.95*limit {
+		return ""
+	}
+	procs := "the API server's ceiling: 1 API server process streams"
+	if n > 1 {
+		procs = fmt.Sprintf("the API servers' ceiling: %d API server processes each stream", n)
+	}
+	return fmt.Sprintf("peak output token throughput (%.0f tok/s) is %s one SSE chunk per %.3f ms (~%.0f chunks/s) and bench serve's peak counts chunks, not tokens, "+
+		"so it shows the front end, not the engine; --api-server-count raises the ceiling (vLLM's default: the DP size)",
+		res.MaxOutputTokensPerS, procs, st.Host.APITokenNs/1e6, 1e9/st.Host.APITokenNs)
+}

@@ -236,6 +236,9 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	}
 	rate, single := singleRate(sc)
 	res.Notes = append(res.Notes, sim.Diagnose(res, single && !math.IsInf(rate, 1))...)
+	if n := sim.PeakNote(setup, res); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}

@@ -49,3 +49,20 @@ func TestSummaryFamiliesAddUp(t *testing.T) {
 		assert.Positive(t, total, f)
 	}
 }
+
+// A peak output token throughput at the API server's chunk rate gets a note
+// pointing at --api-server-count; with four processes the same run's peak
+// is the engine's (18,326 tok/s, under 95 % of 4 × 7,574) and no note is
+// printed. The default run: 1,000 requests at once, peak 7,574 chunks/s =
+// 1 s ÷ 0.132 ms (the fitted api_token_ns).
+func TestPeakAtAPIServerCeilingNote(t *testing.T) {
+	out, stderr, err := run(t, "simulate")
+	require.NoError(t, err)
+	assert.Contains(t, out, "Peak output token throughput (tok/s):    7574.00\n")
+	assert.Contains(t, stderr, "note: peak output token throughput (7574 tok/s) is the API server's ceiling: 1 API server process streams one SSE chunk per 0.132 ms (~7574 chunks/s)")
+	assert.Contains(t, stderr, "--api-server-count raises the ceiling")
+	out, stderr, err = run(t, "simulate", "--api-server-count", "4")
+	require.NoError(t, err)
+	assert.Contains(t, out, "Peak output token throughput (tok/s):    18326.00\n")
+	assert.NotContains(t, stderr, "ceiling")
+}
