@@ -86,10 +86,19 @@ func TestQuantizationAndHardwareRefusals(t *testing.T) {
 
 // vLLM's start-up lines, with its formatting, on stderr: Mixtral-8x7B TP2
 // on H100 as the gate's runs launched it (vLLM logged 440,176 tokens and
-// 107.46x there; the plan gives 27,526 blocks, 0.05 % more).
+// 107.46x there; the plan gives 27,526 blocks, 0.05 % more). --quiet
+// silences them (the summary's KV cache line says the same), not the notes.
 func TestStartupLogLines(t *testing.T) {
-	_, stderr, err := run(t, "simulate", "--quiet", "--hardware", "h100-sxm", "--model", "mistralai/Mixtral-8x7B-v0.1", "-t", "2",
-		"--max-num-seqs", "128", "--max-num-batched-tokens", "2048", "--max-model-len", "4096", "--num-prompts", "2")
+	args := []string{"simulate", "--hardware", "h100-sxm", "--model", "mistralai/Mixtral-8x7B-v0.1", "-t", "2",
+		"--max-num-seqs", "128", "--max-num-batched-tokens", "2048", "--max-model-len", "4096", "--num-prompts", "2"}
+	_, quiet, err := run(t, append(args, "--quiet")...)
+	require.NoError(t, err)
+	assert.Empty(t, quiet, "this run has no notes")
+	_, quiet, err = run(t, withTiny()...) // H200: priced with the H100 host fit, a note
+	require.NoError(t, err)
+	assert.NotContains(t, quiet, "info:")
+	assert.Contains(t, quiet, "note: host model: the h100-sxm calibration")
+	_, stderr, err := run(t, args...)
 	require.NoError(t, err)
 	lines := strings.Split(stderr, "\n")
 	assert.Equal(t, []string{

@@ -140,7 +140,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.StringSliceVar(&f.goodput, "goodput", nil, "SLOs for request goodput, KEY:VALUE in ms with KEY ttft, tpot or e2el (space-separated as in vllm bench serve, comma-separated or repeated)")
 	fl.BoolVar(&f.saveDetailed, "save-detailed", false, "not written: per-request detail is --requests-csv FILE")
 	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
-	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress, start-up (info:) or result: lines on stderr; notes and warnings still print")
 	addPolicyFlags(fl, &f.policy)
 	addDatasetFlags(fl, &f.data)
 	addQuantFlags(fl, &f.quant)
@@ -219,8 +219,10 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return bad(nameTheFlag(err, cmd.Flags().Changed, f.scenario))
 	}
-	for _, l := range setup.StartupLog() {
-		fmt.Fprintln(stderr, "info:", l)
+	if !f.quiet { // vLLM always logs them; --quiet is ours, for loops and scripts
+		for _, l := range setup.StartupLog() {
+			fmt.Fprintln(stderr, "info:", l)
+		}
 	}
 	if err := rep.begin(s, setup); err != nil {
 		return err
