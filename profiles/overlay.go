@@ -1,6 +1,9 @@
 package profiles
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Overlay returns the tables of top with every operator family top lacks
 // taken from base, so a folder holding only some tables (say a measured
@@ -21,7 +24,7 @@ func Overlay(top, base *Tables) *Tables {
 	fill(&out.Comm, base.Comm, "collectives", &taken)
 	fill(&out.Ops, base.Ops, "elementwise ops", &taken)
 	if len(taken) > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("tables from %s; %v from the default %s set", top.Source, taken, base.Hardware))
+		out.Notes = append(out.Notes, fmt.Sprintf("tables from %s; %s from the default %s set", top.Source, andList(taken), base.Hardware))
 	}
 	return &out
 }
@@ -35,4 +38,12 @@ func fill[T any](dst *[]T, src []T, name string, taken *[]string) bool {
 	*dst = src
 	*taken = append(*taken, name)
 	return true
+}
+
+// andList writes names as prose: "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -14,7 +14,13 @@ func TestOverlayFillsOnlyMissingFamilies(t *testing.T) {
 	assert.Equal(t, top.Gemm, out.Gemm, "gemm from the folder")
 	assert.Equal(t, base.Comm, out.Comm, "collectives from the defaults")
 	assert.Equal(t, int64(1), out.DecodeContextOffset, "offset travels with the decode table")
-	assert.Len(t, out.Notes, 1)
-	assert.Contains(t, out.Notes[0], "collectives")
+	assert.Equal(t, []string{"tables from mine; context attention, generation attention, moe, context mla, generation mla, collectives and elementwise ops from the default h100-sxm set"}, out.Notes)
 	assert.Empty(t, top.Notes, "inputs untouched")
+}
+
+func TestAndList(t *testing.T) {
+	assert.Equal(t, "", andList(nil))
+	assert.Equal(t, "gemm", andList([]string{"gemm"}))
+	assert.Equal(t, "gemm and moe", andList([]string{"gemm", "moe"}))
+	assert.Equal(t, "gemm, moe and collectives", andList([]string{"gemm", "moe", "collectives"}))
 }
