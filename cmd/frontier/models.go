@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -73,11 +74,23 @@ func listModels() []modelRow {
 	return rows
 }
 
+// printModels lists the models, their columns as wide as their longest
+// entry (fmt pads by runes: "MoE 128×top-8" is 13 wide).
 func printModels(w io.Writer) error {
-	fmt.Fprintf(w, "%-52s %8s %6s  %-30s %s\n", "model", "params", "layers", "kind", "priced on (smallest TP that starts, max_model_len 4096)")
-	for _, r := range listModels() {
+	rows := listModels()
+	kinds := make([]string, len(rows))
+	idW, kindW := len("model"), len("kind")
+	for i, r := range rows {
+		idW = max(idW, utf8.RuneCountInString(r.ID))
+		if r.Err == nil {
+			kinds[i] = modelKind(r.Spec)
+			kindW = max(kindW, utf8.RuneCountInString(kinds[i]))
+		}
+	}
+	fmt.Fprintf(w, "%-*s %8s %6s  %-*s %s\n", idW, "model", "params", "layers", kindW, "kind", "priced on (smallest TP that starts, max_model_len 4096)")
+	for i, r := range rows {
 		if r.Err != nil {
-			fmt.Fprintf(w, "%-52s not simulated: %v\n", r.ID, r.Err)
+			fmt.Fprintf(w, "%-*s not simulated: %v\n", idW, r.ID, r.Err)
 			continue
 		}
 		m := r.Spec
@@ -89,7 +102,7 @@ func printModels(w io.Writer) error {
 		if len(where) == 0 {
 			on = fmt.Sprintf("none (%v)", r.Why)
 		}
-		fmt.Fprintf(w, "%-52s %7.1fB %6d  %-30s %s\n", r.ID, float64(m.ParamCount())/1e9, m.NumLayers, modelKind(m), on)
+		fmt.Fprintf(w, "%-*s %7.1fB %6d  %-*s %s\n", idW, r.ID, float64(m.ParamCount())/1e9, m.NumLayers, kindW, kinds[i], on)
 	}
 	return nil
 }

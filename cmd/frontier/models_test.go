@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,4 +46,31 @@ func TestModelsListedPairsRun(t *testing.T) {
 		}
 	}
 	assert.Greater(t, runs, 30)
+}
+
+// Every column of `frontier models` starts at the same character on every
+// line, however long a model's kind is (on main the Llama-4-Scout FP8
+// kind, 49 characters, overflowed its 30-wide column and shifted that
+// row's "priced on" list).
+func TestModelsColumnsAlign(t *testing.T) {
+	out, _, err := run(t, "models")
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	header := []rune(lines[0])
+	col := func(l []rune, word string) int { return strings.Index(string(l), word) }
+	at := utf8.RuneCountInString(string(header[:col(header, "priced on")]))
+	kindAt := utf8.RuneCountInString(string(header[:col(header, "kind")]))
+	rows := 0
+	for _, l := range lines[1:] {
+		if strings.Contains(l, "not simulated") {
+			continue
+		}
+		r := []rune(l)
+		require.Greater(t, len(r), at, l)
+		assert.Regexp(t, `^[a-z0-9-]+ TP\d`, string(r[at:]), "the presets start under their header:\n%s", l)
+		assert.NotEqual(t, ' ', r[kindAt], "the kind starts under its header:\n%s", l)
+		assert.Equal(t, ' ', r[kindAt-1], l)
+		rows++
+	}
+	assert.Equal(t, len(profiles.EmbeddedModels())-1, rows, "every model but GLM-5.2 is simulated")
 }
