@@ -176,14 +176,29 @@ func perStage(res *sim.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-6s %9s %16s %16s\n", "stage", "completed", "median TTFT ms", "mean E2EL ms")
 	for i, a := range stages {
-		sort.Float64s(a.ttft)
-		mean := 0.0
-		for _, v := range a.e2e {
-			mean += v / float64(len(a.e2e))
-		}
-		fmt.Fprintf(&b, "%-6d %9d %16.2f %16.2f\n", i, len(a.e2e), sim.Percentile(a.ttft, 50), mean)
+		median, mean := medianAndMean(a.ttft, a.e2e)
+		fmt.Fprintf(&b, "%-6d %9d %16s %16s\n", i, len(a.e2e), median, mean)
 	}
 	return b.String()
+}
+
+// medianAndMean are the per-stage and per-replica tables' latency cells:
+// the median of ttft (sorted in place) and the mean of e2e, ms with two
+// decimals, "-" where there is no request to take them over.
+func medianAndMean(ttft, e2e []float64) (median, mean string) {
+	median, mean = "-", "-"
+	if len(ttft) > 0 {
+		sort.Float64s(ttft)
+		median = strconv.FormatFloat(sim.Percentile(ttft, 50), 'f', 2, 64)
+	}
+	if len(e2e) > 0 {
+		m := 0.0
+		for _, v := range e2e {
+			m += v / float64(len(e2e))
+		}
+		mean = strconv.FormatFloat(m, 'f', 2, 64)
+	}
+	return median, mean
 }
 
 func center(title string, fill rune) string {

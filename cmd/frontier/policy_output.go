@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"frontier/sim"
@@ -159,20 +158,9 @@ func printReplicas(w io.Writer, line func(string, any), st *sim.Setup, res *sim.
 	fmt.Fprintf(w, "%-8s %9s %9s %6s %12s %12s %12s\n", "replica", "requests", "completed", "failed", "med TTFT ms", "mean E2EL ms", "prefix hit %")
 	for i := range per {
 		p := &per[i]
-		sort.Float64s(p.ttft)
-		mean := 0.0
-		for _, v := range p.e2e {
-			mean += v / float64(len(p.e2e))
-		}
-		fmt.Fprintf(w, "%-8d %9d %9d %6d %12.2f %12.2f %12.2f\n", i, p.requests, p.completed, p.failed, percentile0(p.ttft, 50), mean, 100*p.hitRate())
+		median, mean := medianAndMean(p.ttft, p.e2e)
+		fmt.Fprintf(w, "%-8d %9d %9d %6d %12s %12s %12.2f\n", i, p.requests, p.completed, p.failed, median, mean, 100*p.hitRate())
 	}
-}
-
-func percentile0(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sim.Percentile(sorted, p)
 }
 
 // replicasJSON is the result JSON's frontier.replicas object (one

@@ -79,7 +79,7 @@ then ignored).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&hardware, "hardware", "h200-sxm", "GPU whose tables to show: "+strings.Join(profiles.KnownHardware(), " | ")+" (--measured: "+
+	fl.StringVar(&hardware, "hardware", defaultHardware, "GPU whose tables to show: "+strings.Join(profiles.KnownHardware(), " | ")+" (--measured: "+
 		strings.Join(profiles.MeasuredHardware(), " | ")+")")
 	fl.StringVar(&dir, "profile-dir", "", "show this folder's tables (aiconfigurator layout or the collector's CSVs)")
 	fl.BoolVar(&measured, "measured", false, "show our collector's measurements for --hardware (profiles/measured) instead of the default tables")

@@ -17,16 +17,30 @@ import (
 // embedded default, then every flag the user set, in the one place sweep
 // and capacity build their points through too.
 
+// The embedded default's model and GPU, also the --model and --hardware
+// defaults.
+const (
+	defaultModel    = "meta-llama/Llama-3.1-8B-Instruct"
+	defaultHardware = "h200-sxm"
+)
+
+// defaultRandom is the embedded default's random dataset, 1000 prompts of
+// 512 in / 128 out, also the flags' defaults and what a random flag edits
+// when the scenario has no random block.
+func defaultRandom() *scenarios.RandomData {
+	return &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128}
+}
+
 // defaultScenario is the embedded default: Llama-3.1-8B bf16 on one
 // H200-SXM, random 1000 × 512 in / 128 out at request rate inf.
 func defaultScenario() *scenarios.Scenario {
 	d := scenarios.DefaultDeployment()
-	d.Model = "meta-llama/Llama-3.1-8B-Instruct"
+	d.Model = defaultModel
 	return &scenarios.Scenario{
-		Name: "default", Hardware: "h200-sxm", Deployment: &d,
+		Name: "default", Hardware: defaultHardware, Deployment: &d,
 		Workload: scenarios.Workload{
 			Dataset:  "random",
-			Random:   &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128},
+			Random:   defaultRandom(),
 			Arrivals: scenarios.DefaultArrivals(),
 		},
 	}
@@ -226,7 +240,7 @@ func applyWorkload(w *scenarios.Workload, f *simFlags, set func(string) bool) er
 	}
 	if anySet(set, randomFlags...) {
 		if w.Random == nil {
-			w.Random = &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128}
+			w.Random = defaultRandom()
 		}
 		if set("num-prompts") {
 			w.Random.NumPrompts = f.numPrompts

@@ -81,7 +81,7 @@ func applyDatasetFlags(w *scenarios.Workload, f *simFlags, set func(string) bool
 			return false, fmt.Errorf("--random-prefix-len: only for the random dataset, but the workload's dataset is %s", w.Dataset)
 		}
 		if w.Random == nil {
-			w.Random = &scenarios.RandomData{NumPrompts: 1000, InputLen: 512, OutputLen: 128}
+			w.Random = defaultRandom()
 		}
 		w.Random.PrefixLen = d.randomPrefixLen
 	}

@@ -87,11 +87,11 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario YAML file (default: the embedded default)")
-	fl.StringVar(&f.hardware, "hardware", "h200-sxm", "GPU: "+strings.Join(profiles.KnownHardware(), " | ")+" (frontier hardware says what each is built from)")
+	fl.StringVar(&f.hardware, "hardware", defaultHardware, "GPU: "+strings.Join(profiles.KnownHardware(), " | ")+" (frontier hardware says what each is built from)")
 	fl.StringVar(&f.profile, "profile-dir", "", "operator table folder (aiconfigurator layout or the collector's CSVs); default: embedded tables for the hardware")
 	fl.StringVar(&f.calib, "calibration", "", "host-overhead calibration JSON (frontier calibrate)")
 	// vllm serve
-	fl.StringVar(&f.model, "model", "meta-llama/Llama-3.1-8B-Instruct", "model id (list: frontier models) or path to a HF config.json")
+	fl.StringVar(&f.model, "model", defaultModel, "model id (list: frontier models) or path to a HF config.json")
 	fl.StringVar(&f.dtype, "dtype", "auto", "weights dtype: auto | bfloat16 | float16 | half (fp8 weights: --quantization fp8)")
 	fl.IntVarP(&f.tp, "tensor-parallel-size", "t", 1, "tensor-parallel size")
 	fl.IntVar(&f.pp, "pipeline-parallel-size", 1, "pipeline-parallel size")
@@ -115,9 +115,9 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.noAsync, "no-async-scheduling", false, "turn async scheduling off")
 	// vllm bench serve
 	fl.StringVar(&f.dataset, "dataset-name", "random", "dataset: random | shared_prefix | trace | sessions | lengths")
-	fl.IntVar(&f.numPrompts, "num-prompts", 1000, "number of requests (random dataset)")
-	fl.IntVar(&f.inLen, "random-input-len", 512, randomInputLenHelp)
-	fl.IntVar(&f.outLen, "random-output-len", 128, "output tokens (random dataset)")
+	fl.IntVar(&f.numPrompts, "num-prompts", defaultRandom().NumPrompts, "number of requests (random dataset)")
+	fl.IntVar(&f.inLen, "random-input-len", defaultRandom().InputLen, randomInputLenHelp)
+	fl.IntVar(&f.outLen, "random-output-len", defaultRandom().OutputLen, "output tokens (random dataset)")
 	fl.IntVar(&f.inputLen, "input-len", 0, "same as --random-input-len (bench serve's general form)")
 	fl.IntVar(&f.outputLen, "output-len", 0, "same as --random-output-len (bench serve's general form)")
 	fl.Float64Var(&f.rangeRatio, "random-range-ratio", 0, "lengths uniform in len × [1−r, 1+r]")

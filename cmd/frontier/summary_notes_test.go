@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"frontier/sim"
 )
 
 // The summary says, per operator family, how many distinct shapes were
@@ -65,4 +67,22 @@ func TestPeakAtAPIServerCeilingNote(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "Peak output token throughput (tok/s):    18326.00\n")
 	assert.NotContains(t, stderr, "ceiling")
+}
+
+// The per-stage table: median TTFT and mean E2EL of each stage's completed
+// requests; a stage where none completed says "-" (on main: NaN here, and
+// 0.00 ms in the per-replica table, which shares the cells now).
+func TestPerStageCells(t *testing.T) {
+	done := func(stage int, send, first, finish int64) sim.RequestRecord {
+		return sim.RequestRecord{Stage: stage, SendNs: send, FirstTokenNs: first, FinishNs: finish}
+	}
+	res := &sim.Result{Requests: []sim.RequestRecord{
+		done(0, 0, 10e6, 100e6),   // TTFT 10 ms, E2EL 100 ms
+		done(0, 0, 30e6, 200e6),   // TTFT 30 ms, E2EL 200 ms
+		done(0, 5e6, 25e6, 105e6), // TTFT 20 ms, E2EL 100 ms
+		{Stage: 1, SendNs: 1e9, FirstTokenNs: -1, FinishNs: 301e9, Failed: true},
+	}}
+	assert.Equal(t, "stage  completed   median TTFT ms     mean E2EL ms\n"+
+		"0              3            20.00           133.33\n"+
+		"1              0                -                -\n", perStage(res))
 }
