@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,4 +32,19 @@ func TestREADMEAccuracyIsCurrent(t *testing.T) {
 	section := strings.SplitN(parts[1], "<!-- accuracy:end -->", 2)[0]
 	require.Equal(t, strings.TrimSpace(out.String()), strings.TrimSpace(section),
 		"README accuracy section is stale: run scripts/update-accuracy.sh")
+}
+
+// scenarios/README.md names every `frontier simulate` flag (the flag → key
+// table, or the output flags after it): a flag added without a line there
+// fails here.
+func TestScenariosReadmeNamesEveryFlag(t *testing.T) {
+	page, err := os.ReadFile("../../scenarios/README.md")
+	require.NoError(t, err)
+	cmd, _ := simulateCommand()
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" {
+			return
+		}
+		assert.Regexp(t, "`--"+regexp.QuoteMeta(f.Name)+"[` ]", string(page), "--%s is not in scenarios/README.md", f.Name)
+	})
 }
