@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -95,12 +94,6 @@ func TestProfileErrors(t *testing.T) {
 		{"show unreadable folder", []string{"profile", "show", "--profile-dir", missing}, "load tables: stat " + missing},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := run(t, tc.args...)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			var ue usageError
-			assert.True(t, errors.As(err, &ue), "want a usageError (exit 2), got %T: %v", err, err)
-		})
+		t.Run(tc.name, func(t *testing.T) { requireBadInput(t, tc.args, tc.want) })
 	}
 }

@@ -120,16 +120,24 @@ type usageCase struct {
 func checkUsageErrors(t *testing.T, cases []usageCase) {
 	t.Helper()
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			out, _, err := run(t, c.args...)
-			require.Error(t, err)
-			var ue usageError
-			assert.True(t, errors.As(err, &ue), "want exit 2, got %T: %v", err, err)
-			assert.Contains(t, err.Error(), c.want)
-			assert.NotContains(t, out, "Successful requests:")
-			assert.NotContains(t, out, "latency:")
-			assert.NotContains(t, out, "Throughput:")
-		})
+		t.Run(c.name, func(t *testing.T) { requireBadInput(t, c.args, c.want) })
+	}
+}
+
+// requireBadInput runs args, which must fail as bad input (exit 2) with a
+// message containing every want, and print no result (simulate's,
+// bench latency's or bench throughput's).
+func requireBadInput(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	out, _, err := run(t, args...)
+	require.Error(t, err)
+	var ue usageError
+	assert.True(t, errors.As(err, &ue), "want a usageError (exit 2), got %T: %v", err, err)
+	for _, w := range want {
+		assert.Contains(t, err.Error(), w)
+	}
+	for _, result := range []string{"Successful requests:", "latency:", "Throughput:"} {
+		assert.NotContains(t, out, result, "nothing is simulated")
 	}
 }
 

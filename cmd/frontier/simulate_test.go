@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -280,16 +279,7 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		{"scenario empty", withTiny("--scenario", emptyYAML), []string{"empty file", "empty.yaml"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			out, _, err := run(t, c.args...)
-			require.Error(t, err)
-			var ue usageError
-			assert.True(t, errors.As(err, &ue), "want a usageError (exit 2), got %T: %v", err, err)
-			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
-			}
-			assert.NotContains(t, out, "Successful requests:", "nothing is simulated")
-		})
+		t.Run(c.name, func(t *testing.T) { requireBadInput(t, c.args, c.want...) })
 	}
 }
 
