@@ -85,7 +85,11 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	line("Distinct operator shapes priced:", cov.Lookups)
 	line("  outside the tables' grids:", fmt.Sprintf("%d (extrapolated by the stated rules)", cov.Extrapolated))
 	for _, f := range cov.Families {
-		line("    "+f.Family+":", fmt.Sprintf("%s, farthest %s (%s)", plural(int(f.Shapes), "shape"), f.Farthest, f.Reach))
+		which := "farthest" // a shape out for a reason with no axis (no table, a grid hole) is only an example
+		if f.Reach.Axis == "" {
+			which = "e.g."
+		}
+		line("    "+f.Family+":", fmt.Sprintf("%s, %s %s (%s)", plural(int(f.Shapes), "shape"), which, f.Farthest, f.Reach))
 	}
 	if len(res.Engines) > 1 {
 		fmt.Fprintln(w, center("Per engine", '-'))

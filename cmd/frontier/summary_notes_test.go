@@ -26,12 +26,18 @@ func TestSummaryOutOfGridByFamily(t *testing.T) {
 	assert.Contains(t, out, "  outside the tables' grids:             3 (extrapolated by the stated rules)\n"+
 		"    gemm bfloat16:                       3 shapes, farthest m=1 n=128256 k=4096 (n 128256 = 1.96× the table's 65536)\n")
 	assert.NotContains(t, out, "e.g.")
+
+	// Without a table (H800 has no collective tables) every shape of the
+	// family is a bandwidth estimate: none is farther, one is an example.
+	out, _, err = run(t, withTiny("--hardware", "h800", "-t", "2")...)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^    all_reduce:\s+\d+ shapes, e\.g\. gpus=2 elems=\d+ \(no table for 2 GPUs: bandwidth estimate\)$`, out)
 }
 
 // Invariant over every example: the families' shape counts add up to the
 // extrapolated total, and each family line names a shape and its reach.
 func TestSummaryFamiliesAddUp(t *testing.T) {
-	family := regexp.MustCompile(`(?m)^    (\S[^:]*):\s+(\d+) shapes?, farthest (.+) \((.+)\)$`)
+	family := regexp.MustCompile(`(?m)^    (\S[^:]*):\s+(\d+) shapes?, (?:farthest|e\.g\.) (.+) \((.+)\)$`)
 	// Dense, MoE with DP and EP (elementwise, GEMM and MoE families),
 	// disaggregated (two pools' engines summed), quantized MoE.
 	for _, f := range []string{"llama-3.1-8b-h200-random", "qwen3-30b-a3b-h200-dp8-ep", "llama-3.1-70b-h200-2p1d", "llama-4-scout-fp8-h100-tp2"} {
