@@ -67,6 +67,7 @@ type Predictor struct {
 	decodeHot *[decodeHotSize]decodeSlot
 	prefill   map[Chunk]float64
 	mlaDecode []float64 // mlaDecodeMs by decodes
+	stepMemo  *[1 << stepMemoBits]stepSlot
 	Notes     []string
 }
 
@@ -376,6 +377,26 @@ func (p *Predictor) kernelsPerLayer() int {
 // launches. With async scheduling the host work overlaps the GPU
 // (wall = max); without it they add up.
 func (p *Predictor) Step(b *Batch, async bool) StepTime {
+	key, memo := p.stepKeyOf(b, async)
+	var slot *stepSlot
+	if memo { // stepmemo.go
+		if p.stepMemo == nil {
+			p.stepMemo = new([1 << stepMemoBits]stepSlot)
+		}
+		slot = &p.stepMemo[key.slot()]
+		if slot.used && slot.key == key {
+			return slot.val
+		}
+	}
+	st := p.step(b, async)
+	if memo && p.remembered(b, int(key.t)) {
+		*slot = stepSlot{key: key, val: st, used: true}
+	}
+	return st
+}
+
+// step is Step without the memo.
+func (p *Predictor) step(b *Batch, async bool) StepTime {
 	dev := p.DeviceMs(b) * 1e6
 	h := p.cfg.Host
 	gaps := h.StepGapNs + float64(p.layers)*h.LayerGapNs

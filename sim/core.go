@@ -40,6 +40,7 @@ type Core struct {
 	cost      predictor.StepTime
 	done      []*engine.Request
 	pipe      pipeline
+	stream    stream // the client side of the decode cohort
 	Steps     int64
 }
 
@@ -110,7 +111,7 @@ func (c *Core) begin(s *Sim) bool {
 		c.Sched.Schedule(c.cur)
 		c.cur.ScheduledNs = s.now
 	}
-	if len(c.cur.Items) == 0 {
+	if c.cur.NumItems() == 0 {
 		c.busy = false
 		return false
 	}
@@ -122,7 +123,7 @@ func (c *Core) begin(s *Sim) bool {
 	if c.Async {
 		c.Sched.Schedule(c.next)
 		c.next.ScheduledNs = s.now
-		c.hasNext = len(c.next.Items) > 0
+		c.hasNext = c.next.NumItems() > 0
 	}
 	s.checkStep(c, c.cost.WallNs)
 	return true
@@ -147,7 +148,7 @@ func fillBatch(b *predictor.Batch, st *engine.Step, pad engine.PadTable, padTo i
 	b.NumDecodes = st.NumDecode
 	b.DecodeCtxSum = st.DecodeCtxSum
 	b.NumSampled = st.NumSampled
-	b.NumRequests = len(st.Items)
+	b.NumRequests = st.NumItems()
 	b.NumRunning = st.NumRunning
 }
 
@@ -195,7 +196,7 @@ func (c *Core) stepRecord(st *engine.Step, start, end int64, stage int, dummy bo
 // complete applies a finished step: tokens to the client, then the
 // scheduler's update, then finished requests.
 func (c *Core) complete(s *Sim, st *engine.Step) {
-	c.done = s.tokens(c.Sched, st, c.done[:0])
+	c.done = s.tokens(c, st, c.done[:0])
 	if len(c.done) > 0 {
 		c.Sched.Compact()
 	}

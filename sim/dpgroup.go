@@ -44,7 +44,7 @@ func (g *dpGroup) step(s *Sim) {
 		}
 		c.Sched.Schedule(c.cur)
 		c.cur.ScheduledNs = s.now
-		if len(c.cur.Items) > 0 {
+		if c.cur.NumItems() > 0 {
 			work = true
 		}
 		padTo = max(padTo, c.cur.NumTokens)
@@ -57,7 +57,7 @@ func (g *dpGroup) step(s *Sim) {
 	}
 	var wall int64
 	for i, c := range g.cores {
-		g.dummy[i] = len(c.cur.Items) == 0
+		g.dummy[i] = c.cur.NumItems() == 0
 		fillBatch(&c.batch, c.cur, c.Pad, padTo)
 		c.cost = c.Pred.Step(&c.batch, false)
 		wall = max(wall, c.cost.WallNs)

@@ -8,8 +8,8 @@ import "math"
 type Histogram struct {
 	counts []int64 // by bucket index (see bucket)
 	n      int64
-	lastV  int64 // memo: consecutive samples often repeat (one decode step)
-	lastB  int
+	lastV  int64  // memo: consecutive samples often repeat (one decode step)
+	lastC  *int64 // lastV's count, in counts
 	sum    float64
 	sumSq  float64
 }
@@ -30,23 +30,31 @@ func NewHistogram() *Histogram { return &Histogram{lastV: -1} }
 
 // Add records one duration in ns (values below 1 ns count as 1 ns).
 func (h *Histogram) Add(ns int64) {
-	ns = max(ns, 1)
-	v := float64(ns)
-	if ns != h.lastV {
-		h.lastV, h.lastB = ns, bucket(v)
-		for len(h.counts) <= h.lastB {
-			h.counts = append(h.counts, make([]int64, len(h.counts)+1024)...)
-		}
+	if !h.addLast(ns) {
+		h.AddN(ns, 1)
 	}
-	h.counts[h.lastB]++
+}
+
+// addLast is Add when ns is the last value added (most gaps repeat the
+// one before: one decode step); false, adding nothing, otherwise. Small
+// enough to inline into a per-token loop.
+func (h *Histogram) addLast(ns int64) bool {
+	if ns != h.lastV || ns <= 0 {
+		return false
+	}
+	*h.lastC++
 	h.n++
+	v := float64(ns)
 	h.sum += v
 	h.sumSq += v * v
+	return true
 }
 
 // AddN records n samples of one duration in ns: Add n times over, the
 // sums accumulated in the same order, so the histogram ends exactly as
-// after the n calls (the decode macro-step adds a step's equal gaps so).
+// after the n calls (the decode cohort adds a step's equal gaps so).
+//
+//go:noinline
 func (h *Histogram) AddN(ns, n int64) {
 	if n <= 0 {
 		return
@@ -54,17 +62,73 @@ func (h *Histogram) AddN(ns, n int64) {
 	ns = max(ns, 1)
 	v := float64(ns)
 	if ns != h.lastV {
-		h.lastV, h.lastB = ns, bucket(v)
-		for len(h.counts) <= h.lastB {
+		b := bucket(v)
+		for len(h.counts) <= b {
 			h.counts = append(h.counts, make([]int64, len(h.counts)+1024)...)
 		}
+		h.lastV, h.lastC = ns, &h.counts[b]
 	}
-	h.counts[h.lastB] += n
+	*h.lastC += n
 	h.n += n
-	for ; n > 0; n-- {
+	if n == 1 {
 		h.sum += v
 		h.sumSq += v * v
+		return
 	}
+	h.sum = addRepeated(h.sum, v, n)
+	h.sumSq = addRepeated(h.sumSq, v*v, n)
+}
+
+// addRepeated is s after n times s += v in float64 (v ≥ 1 finite,
+// s ≥ 0), each addition rounded as Go rounds it, without n additions:
+// while s stays in one binade [2^e, 2^(e+1)) it is a multiple of that
+// binade's unit u, so s + v rounds to s plus v rounded to a multiple of
+// u, the same increment every time (round to nearest; a tie, whose
+// rounding alternates with the parity of s/u, and the addition that
+// leaves the binade go one at a time). The counting is in units of u,
+// integers below 2^53, so exact.
+func addRepeated(s, v float64, n int64) float64 {
+	for n > 0 {
+		exp := int(math.Float64bits(s)>>52) & 0x7ff
+		if s < v || exp <= 52 || exp >= 0x7ff-53 {
+			s += v // s tiny or near the top of the range: one at a time
+			n--
+			continue
+		}
+		// s's unit in the last place is u = 2^(exp−1075); in units of u,
+		// s and v are w = s/u (an integer below 2^53) and v/u.
+		inv := math.Float64frombits(uint64(0x7fe-exp+52) << 52) // 1/u, exact
+		vu := v * inv
+		if vu >= 1<<53 {
+			s += v
+			n--
+			continue
+		}
+		q := int64(vu)
+		frac := vu - float64(q) // exact
+		step := q
+		switch {
+		case frac > 0.5:
+			step++
+		case frac == 0.5: // a tie: its rounding alternates with s's parity
+			s += v
+			n--
+			continue
+		}
+		if step == 0 {
+			return s // every addition rounds back to s
+		}
+		w := int64(s * inv)
+		k := min(n, (1<<53-1-w)/step) // additions that stay in the binade
+		if k == 0 {
+			s += v
+			n--
+			continue
+		}
+		s = float64(w+k*step) / inv
+		n -= k
+	}
+	return s
 }
 
 // Count is the number of samples.

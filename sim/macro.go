@@ -32,13 +32,17 @@ import "frontier/sim/engine"
 // and each request's chunk times, counts and last token at the end. The
 // step after the last one inline is queued as usual.
 //
-// Pipelined cores (PP > 1) and lockstep DP groups step one by one. A
-// feature that changes engine or client state between steps must either
-// queue an event (which bounds the macro-step) or make PlainDecodeCycles
-// or macroStep's checks refuse; TestMacroStepEquivalence runs any
-// scenario both ways and compares every output byte.
+// The macro-step serves runs with an observer, which is shown every
+// request of every step; without one, the decode cohort keeps the
+// requests' decode work back instead (cohort.go), and the macro-step
+// does not run. Pipelined cores (PP > 1) and lockstep DP groups step one
+// by one. A feature that changes engine or client state between steps
+// must either queue an event (which bounds the macro-step) or make
+// PlainDecodeCycles or macroStep's checks refuse;
+// TestMacroStepEquivalence runs any scenario both ways and compares every
+// output byte.
 func (c *Core) macroStep(s *Sim) (ended bool) {
-	if s.stepByStep || c.PP > 1 || c.group != nil {
+	if s.stepByStep || s.obs == nil || c.PP > 1 || c.group != nil {
 		return false
 	}
 	last := c.cur
@@ -60,20 +64,7 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 	svc, delay := s.tokSvc, s.tokDelay
 	first := end
 	mc.times = mc.times[:0]
-	// Without an observer nothing reads the requests between steps: their
-	// counts are kept back (engine.Decodes) and written at the end.
-	d := &mc.decodes
-	kept := s.obs == nil && c.Sched.BeginDecodes(d)
-	defer func() {
-		if kept {
-			if c.Async {
-				d.End(c.next, c.cur)
-			} else {
-				d.End(c.cur, nil)
-			}
-		}
-		mc.finish(c.cur, first, svc, delay)
-	}()
+	defer func() { mc.finish(s, c.cur, first, svc, delay) }()
 	for cycle := 0; cycle < m && end < horizon && end <= MaxClockNs && s.err == nil; cycle++ {
 		w := end - c.stepStart
 		if cycle > 0 && int64(mc.busiest)*svc > w {
@@ -83,11 +74,7 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 		s.now = end
 		s.macroSteps++
 		c.record(s, c.cur, c.stepStart, false)
-		if kept {
-			d.Sample()
-		} else {
-			c.Sched.SampleDecodes(c.cur)
-		}
+		c.Sched.SampleDecodes(c.cur)
 		if cycle == 0 {
 			mc.firstTokens(s, c.cur, end, svc, delay)
 		} else {
@@ -98,19 +85,13 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 		// The next step starts at end: as begin would start it, with its
 		// schedule done by ScheduleDecodes unless the pool is short of
 		// the blocks its tokens start (Schedule then preempts: begin).
-		blocks := 0
-		if kept {
-			blocks = d.Blocks()
-		} else {
-			blocks = c.Sched.DecodeBlocks()
-		}
-		if blocks > c.Sched.Pool.NumFree() {
+		if c.Sched.DecodeBlocks() > c.Sched.Pool.NumFree() {
 			return true
 		}
 		if c.Async {
 			c.cur, c.next = c.next, c.cur
 		} else {
-			mc.schedule(c, d, kept, c.cur, 1)
+			c.Sched.ScheduleDecodes(c.cur, 1)
 			c.cur.ScheduledNs = end
 		}
 		c.stepStart = end
@@ -118,24 +99,13 @@ func (c *Core) macroStep(s *Sim) (ended bool) {
 		c.cost = c.Pred.Step(&c.batch, c.Async)
 		c.Steps++
 		if c.Async {
-			mc.schedule(c, d, kept, c.next, 2)
+			c.Sched.ScheduleDecodes(c.next, 2)
 			c.next.ScheduledNs = end
 		}
 		s.checkStep(c, c.cost.WallNs)
 		end = c.stepStart + c.cost.WallNs
 	}
 	return false
-}
-
-// schedule makes next the core's next plain decode step (by steps after
-// its last use: engine.Scheduler.ScheduleDecodes), with the counts kept
-// back when kept.
-func (mc *macroState) schedule(c *Core, d *engine.Decodes, kept bool, next *engine.Step, by int) {
-	if kept {
-		d.Schedule(next, by)
-	} else {
-		c.Sched.ScheduleDecodes(next, by)
-	}
 }
 
 // sameDecodes reports whether cur and next (async scheduling's two
@@ -162,7 +132,6 @@ type macroState struct {
 	count   []int        // tokens each streams per step
 	busiest int          // the largest count
 	times   []int64      // ends of the steps after the first, ns
-	decodes engine.Decodes
 }
 
 // prepare checks that every request of step st streams its tokens to a
@@ -208,7 +177,7 @@ func (mc *macroState) firstTokens(s *Sim, st *engine.Step, end, svc, delay int64
 		s.itl.Add(at - r.lastTok)
 		r.out.ITLSumNs += at - r.lastTok
 		r.lastTok = at
-		r.chunks = append(r.chunks, at)
+		s.peak.chunk(r, at)
 		r.out.OutputTokens++
 	}
 	for k, a := range mc.servers {
@@ -221,7 +190,7 @@ func (mc *macroState) firstTokens(s *Sim, st *engine.Step, end, svc, delay int64
 // finish applies the later inline steps' tokens (at mc.times; the first
 // inline step ended at first) to each request of st and the API servers
 // (nothing when no step ended inline).
-func (mc *macroState) finish(st *engine.Step, first, svc, delay int64) {
+func (mc *macroState) finish(s *Sim, st *engine.Step, first, svc, delay int64) {
 	if len(mc.times) == 0 {
 		return
 	}
@@ -230,7 +199,7 @@ func (mc *macroState) finish(st *engine.Step, first, svc, delay int64) {
 		r := st.Items[i].Req.Data.(*record)
 		off := mc.off[i]
 		for _, t := range mc.times {
-			r.chunks = append(r.chunks, t+off+delay)
+			s.peak.chunk(r, t+off+delay)
 		}
 		r.out.OutputTokens += len(mc.times)
 		r.out.ITLSumNs += lastEnd - first

@@ -30,7 +30,7 @@ func TestMemoryPerFinishedRequest(t *testing.T) {
 		return after.TotalAlloc - before.TotalAlloc
 	}
 	small, large := allocated(4000), allocated(20000)
-	perRequest := float64(large-small) / 16000
+	perRequest := (float64(large) - float64(small)) / 16000 // may be below 0: allocation no longer grows with requests
 	record := float64(unsafe.Sizeof(RequestRecord{}))
 	t.Logf("%.0f bytes per request (RequestRecord: %.0f)", perRequest, record)
 	assert.Less(t, perRequest, 1.5*record)

@@ -10,13 +10,15 @@ package sim
 // counts chunk times), so merged SSE chunks lower the peak as they do in
 // bench serve.
 //
-// Memory stays O(tokens in flight): a request's chunk times live on its
-// record while it runs (one append per streamed chunk in Sim.tokens) and
-// go into the buckets when it completes, or are dropped when it fails.
-// Bucketing needs min_start_time, known once a request has completed and
-// every request sent before it has ended (sends come in time order, so a
-// FIFO of the unresolved sends tells); until then completed requests'
-// times wait in pending.
+// Memory stays O(requests in flight): a request's chunks live on its
+// record while it runs and go into the buckets when it completes, or are
+// dropped when it fails. Bucketing needs min_start_time, known once a
+// request has completed and every request sent before it has ended
+// (sends come in time order, so a FIFO of the unresolved sends tells);
+// until then a request keeps each chunk's time (chunks) and completed
+// requests wait in pending. A request whose first token comes once
+// min_start_time is known keeps its chunks counted per second instead
+// (runs: one entry per second it streamed in).
 type peakTokens struct {
 	origin  int64     // min_start_time, ns; valid when final
 	final   bool      // origin is known
@@ -28,6 +30,57 @@ type peakTokens struct {
 	buckets []int32         // chunks per second since origin, the first denseSeconds
 	sparse  map[int64]int32 // later seconds (runs beyond 48 simulated days)
 	free    [][]int64       // spare time slices, reused by the next requests
+	freeRun [][]chunkRun    // spare run slices
+}
+
+// chunkRun counts a request's chunks in one second since origin.
+type chunkRun struct {
+	sec int64
+	n   int64
+}
+
+// start readies r's chunk list at its first token: per-second runs once
+// origin is known, else times.
+func (p *peakTokens) start(r *record) {
+	if !p.final {
+		r.chunks = p.slice()
+		return
+	}
+	if n := len(p.freeRun); n > 0 {
+		r.runs = p.freeRun[n-1][:0]
+		p.freeRun = p.freeRun[:n-1]
+	} else {
+		r.runs = make([]chunkRun, 0, 8)
+	}
+	r.runEnd, r.runN = -1<<63, 0 // no run yet
+}
+
+// chunk notes one streamed chunk of r arriving at at, ns.
+func (p *peakTokens) chunk(r *record, at int64) {
+	if uint64(r.runEnd-1-at) < 1e9 { // in r's current second (runs only)
+		r.runN++
+	} else {
+		p.chunkSlow(r, at)
+	}
+}
+
+//go:noinline
+func (p *peakTokens) chunkSlow(r *record, at int64) {
+	if r.runs == nil {
+		r.chunks = append(r.chunks, at)
+	} else {
+		p.newRun(r, at)
+	}
+}
+
+// newRun starts r's run for the second holding at (a completed request's
+// chunks all come after origin), closing the current one.
+func (p *peakTokens) newRun(r *record, at int64) {
+	if r.runN > 0 {
+		r.runs = append(r.runs, chunkRun{sec: (r.runEnd-p.origin)/1e9 - 1, n: r.runN})
+	}
+	b := (at - p.origin) / 1e9
+	r.runEnd, r.runN = p.origin+(b+1)*1e9, 1
 }
 
 // send notes a request sent at its SendNs.
@@ -83,8 +136,14 @@ func (p *peakTokens) settle() {
 	p.pending, p.sent = nil, nil
 }
 
-// add buckets a completed request's chunk times and recycles its slice.
+// add buckets a completed request's chunks and recycles its slice.
 func (p *peakTokens) add(r *record) {
+	for _, run := range r.runs {
+		p.bucket(run.sec, int32(run.n))
+	}
+	if r.runN > 0 {
+		p.bucket((r.runEnd-p.origin)/1e9-1, int32(r.runN))
+	}
 	// A request's chunk times ascend: count each second's run at once,
 	// working out the bucket only where a second ends.
 	ch := r.chunks
@@ -94,21 +153,25 @@ func (p *peakTokens) add(r *record) {
 		for k < len(ch) && ch[k] < end && ch[k] >= ch[k-1] {
 			k++
 		}
-		n := int32(k - i)
+		p.bucket(b, int32(k-i))
 		i = k
-		if b >= denseSeconds {
-			if p.sparse == nil {
-				p.sparse = map[int64]int32{}
-			}
-			p.sparse[b] += n
-			continue
-		}
-		for int64(len(p.buckets)) <= b {
-			p.buckets = append(p.buckets, 0)
-		}
-		p.buckets[b] += n
 	}
 	p.recycle(r)
+}
+
+// bucket counts n chunks in second b since origin.
+func (p *peakTokens) bucket(b int64, n int32) {
+	if b >= denseSeconds {
+		if p.sparse == nil {
+			p.sparse = map[int64]int32{}
+		}
+		p.sparse[b] += n
+		return
+	}
+	for int64(len(p.buckets)) <= b {
+		p.buckets = append(p.buckets, 0)
+	}
+	p.buckets[b] += n
 }
 
 // denseSeconds bounds the bucket slice (16 MiB); a run whose clock goes
@@ -120,6 +183,10 @@ func (p *peakTokens) recycle(r *record) {
 	if r.chunks != nil {
 		p.free = append(p.free, r.chunks)
 		r.chunks = nil
+	}
+	if r.runs != nil {
+		p.freeRun = append(p.freeRun, r.runs)
+		r.runs, r.runN, r.runEnd = nil, 0, 0
 	}
 }
 

@@ -50,7 +50,7 @@ func (c *Core) fillPipeline(s *Sim) {
 		}
 		c.Sched.Schedule(&f.step)
 		f.step.ScheduledNs = s.now
-		if len(f.step.Items) == 0 {
+		if f.step.NumItems() == 0 {
 			p.spare = append(p.spare, f)
 			return
 		}

@@ -74,14 +74,24 @@ type record struct {
 	api     *apiServer // the API server streaming its tokens
 	chunkAt int64      // when its latest SSE chunk leaves the API server, ns
 	lastTok int64
-	chunks  []int64 // arrival of each streamed chunk, ns, while in flight (peakTokens)
-	out     *RequestRecord
-	gen     uint32
-	req     engine.Request
-	plan    workload.Request
-	core    *Core
-	replica int  // the replica the router picked
-	routed  bool // counted in the router's view until it ends
+	// The streamed chunks while in flight (peakTokens): their arrival
+	// times, ns, or their counts per second: runs, then runN in the
+	// second ending at runEnd, ns.
+	chunks []int64
+	runs   []chunkRun
+	runEnd int64
+	runN   int64
+	// coFrom is the first decode-cohort cycle whose token is not yet in
+	// its counts (cohort.go), 0 when not streaming as a member; merges
+	// counts those tokens that merged into a queued chunk.
+	coFrom, merges int
+	out            *RequestRecord
+	gen            uint32
+	req            engine.Request
+	plan           workload.Request
+	core           *Core
+	replica        int  // the replica the router picked
+	routed         bool // counted in the router's view until it ends
 }
 
 // phase is where a disaggregated request is.

@@ -37,11 +37,14 @@ type Sim struct {
 	// maxModelLen rejects requests longer than max_model_len (0 = none).
 	maxModelLen int
 	tokDelay    int64 // delay after the API server per token, ns
-	// stepByStep turns the decode macro-step off (Options.StepByStep);
-	// macro is its reused bookkeeping.
+	// stepByStep turns the decode cohort and macro-step off
+	// (Options.StepByStep); macro is the macro-step's reused bookkeeping.
 	stepByStep bool
 	macro      macroState
-	macroSteps int64 // steps ended inline (the equivalence tests' check)
+	// macroSteps counts the steps whose per-request work was kept back:
+	// ended inline by the macro-step, or streamed in bulk for the decode
+	// cohort (the equivalence tests' check).
+	macroSteps int64
 	// err stops the run (fail); Run returns it in Result.Err.
 	err  error
 	peak peakTokens
@@ -83,9 +86,10 @@ type Options struct {
 	// Progress, when set, is called every 1,000 finished requests and at
 	// the end with (finished, total).
 	Progress func(done, total int)
-	// StepByStep turns the decode macro-step off (macro.go): every step
-	// goes through the event queue. The outputs are the same, only
-	// slower; TestMacroStepEquivalence compares the two.
+	// StepByStep turns the decode cohort (cohort.go, engine/cohort.go)
+	// and the macro-step (macro.go) off: every step schedules, prices and
+	// streams each request itself. The outputs are the same, only slower;
+	// TestMacroStepEquivalence compares the two.
 	StepByStep bool
 	// Observer, when set, sees the run as it happens (sim/report).
 	Observer Observer
@@ -110,6 +114,13 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 		}
 	}
 	s.observe(opt.Observer)
+	if !opt.StepByStep && opt.Observer == nil {
+		for _, c := range cores {
+			if c.PP <= 1 && c.group == nil {
+				c.enableCohort(s)
+			}
+		}
+	}
 	return s
 }
 
@@ -133,6 +144,9 @@ func (s *Sim) Run() *Result {
 		if len(s.retired) > 0 {
 			s.reuse()
 		}
+	}
+	for _, c := range s.cores {
+		c.Sched.Dissolve() // a run stopped early: write the members' counts
 	}
 	if s.progress != nil && s.finished%1000 != 0 {
 		s.progress(s.finished, s.client.total())
@@ -181,6 +195,8 @@ func (s *Sim) requestDone(r *record) {
 // leaves the engine at s.now for the client, then the scheduler counts it
 // (Scheduler.Sample; the two touch disjoint state, so one pass does
 // both). Requests that finish are appended to done, which is returned.
+// The step's cohort members (its implicit items, first) go through
+// cohortTokens.
 //
 // A token of the prefill instance of a disaggregated request is
 // discarded by the proxy. The API server streams a token as one SSE
@@ -188,9 +204,12 @@ func (s *Sim) requestDone(r *record) {
 // served), the token joins that chunk instead, as vLLM's
 // RequestOutputCollector merges outputs the server has not consumed yet.
 // So a saturated API server sends fewer, larger chunks rather than
-// falling ever further behind. The loop runs once per token and makes
-// no calls on its common path, so its state stays in registers.
-func (s *Sim) tokens(sched *engine.Scheduler, st *engine.Step, done []*engine.Request) []*engine.Request {
+// falling ever further behind.
+func (s *Sim) tokens(c *Core, st *engine.Step, done []*engine.Request) []*engine.Request {
+	if st.Cohort > 0 {
+		done = s.cohortTokens(c, st, done)
+	}
+	sched := c.Sched
 	now, svc, delay := s.now, s.tokSvc, s.tokDelay
 	for i := range st.Items {
 		q := st.Items[i].Req
@@ -198,26 +217,10 @@ func (s *Sim) tokens(sched *engine.Scheduler, st *engine.Step, done []*engine.Re
 			continue
 		}
 		if r := q.Data.(*record); !r.done && r.phase != phasePrefill {
-			if svc > 0 && r.chunkAt-svc > now {
-				r.out.OutputTokens++ // merged into the queued chunk
+			if r.out.FirstTokenNs < 0 {
+				s.firstToken(r, now, svc, delay)
 			} else {
-				at := now
-				if svc > 0 {
-					at = r.api.serve(at, svc)
-					r.chunkAt = at
-				}
-				at += delay
-				if r.out.FirstTokenNs < 0 {
-					r.out.FirstTokenNs = at
-					r.out.CachedTokens = r.req.CachedTokens
-					r.chunks = s.peak.slice()
-				} else {
-					s.itl.Add(at - r.lastTok)
-					r.out.ITLSumNs += at - r.lastTok
-				}
-				r.lastTok = at
-				r.chunks = append(r.chunks, at) // bench serve's peak output throughput
-				r.out.OutputTokens++
+				s.streamOne(r, now, svc, delay)
 			}
 		}
 		if sched.Sample(q) {
@@ -226,6 +229,26 @@ func (s *Sim) tokens(sched *engine.Scheduler, st *engine.Step, done []*engine.Re
 		}
 	}
 	return done
+}
+
+// firstToken streams r's first token at now, ns (its TTFT; no gap).
+func (s *Sim) firstToken(r *record, now, svc, delay int64) {
+	at := now
+	if svc > 0 {
+		if r.chunkAt-svc > now {
+			r.out.OutputTokens++ // merged into the queued chunk
+			return
+		}
+		at = r.api.serve(at, svc)
+		r.chunkAt = at
+	}
+	at += delay
+	r.out.FirstTokenNs = at
+	r.out.CachedTokens = r.req.CachedTokens
+	s.peak.start(r)
+	r.lastTok = at
+	s.peak.chunk(r, at)
+	r.out.OutputTokens++
 }
 
 // finish closes a request: completed (its last token received) or failed

@@ -13,8 +13,8 @@ import (
 // so collecting meanwhile only cost time (a third of a one-request run's
 // instructions). The collector is back on for the run itself.
 //
-// FRONTIER_STEP_BY_STEP=1 in the environment turns the decode macro-step
-// off (sim.Options.StepByStep): the same outputs, slower. It is there to
+// FRONTIER_STEP_BY_STEP=1 in the environment turns the decode cohort and
+// macro-step off (sim.Options.StepByStep): the same outputs, slower. It is there to
 // compare the two (TestStepByStepSameBytes), not a user option.
 func buildRun(sc *scenarios.Scenario, opt sim.Options) (*sim.Sim, *sim.Setup, error) {
 	opt.StepByStep = os.Getenv(stepByStepEnv) == "1"
@@ -24,5 +24,5 @@ func buildRun(sc *scenarios.Scenario, opt sim.Options) (*sim.Sim, *sim.Setup, er
 }
 
 // stepByStepEnv names the environment variable that turns the decode
-// macro-step off.
+// cohort and macro-step off.
 const stepByStepEnv = "FRONTIER_STEP_BY_STEP"

@@ -107,6 +107,11 @@ type Request struct {
 
 	hashes []uint64
 	hashBS int // the block size hashes were computed for
+
+	// A cohort member's place (cohort.go): its first and last cohort
+	// cycles, the latest cycles whose schedule and sample its counts
+	// include, and its index in the running list.
+	coFirst, coLast, coSched, coSampled, coIdx int
 }
 
 // InheritHashes gives r the block hashes prev computed for its first

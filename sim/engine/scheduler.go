@@ -27,6 +27,12 @@ type Scheduled struct {
 
 // Step is the scheduler's output for one engine step.
 type Step struct {
+	// Cohort is how many of the step's requests are the decode cohort's
+	// implicit items (cohort.go): the first Cohort running requests, each
+	// a one-token decode that samples, ahead of Items. 0 unless
+	// EnableCohort; Scheduler.Dissolve writes them into Items.
+	Cohort       int
+	cycle        int // the cohort cycle the step schedules (with Cohort > 0)
 	Items        []Scheduled
 	NumTokens    int // scheduled tokens (sum of NumNew)
 	NumPrefill   int // tokens of prefill chunks
@@ -64,6 +70,7 @@ type Scheduler struct {
 	policy     Policy
 	arrivals   int64
 	scratch    []int32
+	co         cohort
 	// OnPreempt, when set, is called with each request preempted by
 	// recompute, as it happens (reports; nil costs nothing).
 	OnPreempt func(*Request)
@@ -109,7 +116,16 @@ func (s *Scheduler) HasWork() bool { return len(s.running) > 0 || s.numWaiting >
 func (s *Scheduler) Schedule(out *Step) {
 	*out = Step{Items: out.Items[:0]}
 	budget := s.cfg.MaxNumBatchedTokens
-	for i := 0; ; i++ {
+	start := 0
+	if s.co.on {
+		var ok bool
+		if budget, ok = s.cohortSchedule(out, budget); ok {
+			start = s.co.n // the members' part is scheduled
+		} else {
+			s.Dissolve()
+		}
+	}
+	for i := start; ; i++ {
 		// Plain decode steps (nearly every item) in a call-free loop; it
 		// stops at the first request that needs the general path below.
 		if i, budget = s.decodes(out, i, budget); i >= len(s.running) || budget <= 0 {
@@ -166,7 +182,7 @@ func (s *Scheduler) Schedule(out *Step) {
 			budget -= n
 		}
 	}
-	if len(out.Items) == 0 && preempted {
+	if out.NumItems() == 0 && preempted {
 		// Every request to schedule was preempted (the victim may be the
 		// request asking): vLLM runs the empty step and schedules again
 		// at once; the step that runs carries the preemptions.
@@ -242,6 +258,7 @@ func (s *Scheduler) decodes(out *Step, i, budget int) (int, int) {
 // req_index -= 1 sits inside `if preempted_req in scheduled_running_reqs`.
 // FCFS's victim is the last running request, never before r.
 func (s *Scheduler) makeRoom(out *Step, r *Request, n, i int) (ok bool, idx, back int) {
+	s.Dissolve() // victims and their items must be real
 	for {
 		v := s.policy.Victim(s.running)
 		victim := s.running[v]
@@ -448,6 +465,7 @@ func (s *Scheduler) freeBlocks(r *Request) {
 // appends finished requests to done and returns it.
 func (s *Scheduler) Update(step *Step, done []*Request) []*Request {
 	n := len(done)
+	done = s.SampleCohort(step, done)
 	for i := range step.Items {
 		if r := step.Items[i].Req; step.Items[i].Samples && r.Status == Running && s.Sample(r) {
 			s.Finish(r)
@@ -499,11 +517,16 @@ func (s *Scheduler) Finish(r *Request) {
 func (s *Scheduler) Compact() { s.compactRunning() }
 
 func (s *Scheduler) compactRunning() {
-	k := 0
-	for _, r := range s.running {
+	k, members := 0, s.co.n
+	for i, r := range s.running {
 		if r.Status == Running {
+			if i < members {
+				r.coIdx = k
+			}
 			s.running[k] = r
 			k++
+		} else if i < members {
+			s.co.leave(r)
 		}
 	}
 	clear(s.running[k:])
@@ -525,6 +548,9 @@ func (s *Scheduler) Abort(r *Request) bool {
 		}
 		return false
 	case Running:
+		if s.co.n > 0 && r.coIdx < s.co.n && s.running[r.coIdx] == r {
+			s.Dissolve()
+		}
 		r.Status = Aborted
 		s.freeBlocks(r)
 		s.compactRunning()

@@ -1,0 +1,82 @@
+package predictor
+
+import "math"
+
+// The step memo. A decode-only step's price depends on a few counts,
+// and a serving run repeats them step after step (the decode context's
+// mean moves by one token a step, its attention key by one in four), so
+// Step remembers the prices of decode-only batches in a direct-mapped
+// table by everything they depend on: the token count the GEMMs run on,
+// the scheduled tokens, CUDA graph or eager, the decodes and their
+// attention key (decodeAttnMs's, and for chunked local attention whether
+// the mean context passes the chunk), the sampled and scheduled requests,
+// the running requests and async scheduling. A price is remembered only
+// when every part of it is remembered by its own memo (the dense layers,
+// embedding and norm, LM head, MLA's projections), so a hit skips
+// exactly the work that would only have hit those memos: the same
+// prices, and the same lookups counted in Coverage.
+type stepKey struct {
+	t, tokens, decodes, sampled, requests, running int32
+	attn                                           int32
+	graph, async, past                             bool
+}
+
+type stepSlot struct {
+	key  stepKey
+	val  StepTime
+	used bool
+}
+
+// stepMemoBits sizes the table (1,024 slots, 72 KiB).
+const stepMemoBits = 10
+
+// stepKeyOf is b's memo key; false when b is not memoized (prefill
+// chunks, or counts past the memos' ranges).
+func (p *Predictor) stepKeyOf(b *Batch, async bool) (stepKey, bool) {
+	t := max(b.PaddedTokens, b.NumTokens)
+	if len(b.Prefills) > 0 || t >= 1<<16 || b.NumRequests >= 1<<16 || b.NumRunning >= 1<<30 || b.NumDecodes <= 0 {
+		return stepKey{}, false
+	}
+	n := b.NumDecodes
+	k := stepKey{t: int32(t), tokens: int32(b.NumTokens), decodes: int32(n), sampled: int32(b.NumSampled),
+		requests: int32(b.NumRequests), running: int32(b.NumRunning), graph: b.Graph, async: async,
+		attn: int32(math.Round(float64(b.DecodeCtxSum) / float64(n) / 4))}
+	if p.chunked > 0 {
+		k.past = b.DecodeCtxSum > int64(n)*int64(p.cfg.Model.AttentionChunkSize)
+	}
+	return k, true
+}
+
+func (k *stepKey) slot() uint64 {
+	h := uint64(k.t)<<48 ^ uint64(k.decodes)<<32 ^ uint64(k.attn)<<12 ^ uint64(k.running)<<20 ^
+		uint64(k.requests)<<40 ^ uint64(k.sampled)<<28 ^ uint64(k.tokens)<<8
+	if k.graph {
+		h ^= 1
+	}
+	if k.async {
+		h ^= 2
+	}
+	if k.past {
+		h ^= 4
+	}
+	return (h * 0x9e3779b97f4a7c15) >> (64 - stepMemoBits)
+}
+
+// remembered reports whether every memoized part of decode-only batch
+// b's price is in its memo (t its GEMM tokens).
+func (p *Predictor) remembered(b *Batch, t int) bool {
+	dense := p.dense
+	if !b.Graph {
+		dense = p.denseE
+	}
+	if t >= len(dense) || dense[t] <= 0 || t >= len(p.ends) || p.ends[t] <= 0 {
+		return false
+	}
+	if r := b.NumRequests; r > 0 && (r >= len(p.head) || p.head[r] <= 0) {
+		return false
+	}
+	if n := b.NumDecodes; p.cfg.Model.IsMLA() && (n >= len(p.mlaDecode) || p.mlaDecode[n] <= 0) {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,288 @@
+package sim
+
+import (
+	"math"
+
+	"frontier/sim/engine"
+)
+
+// The client side of the decode cohort (engine/cohort.go). Each step
+// streams one token of every cohort member through the members' API
+// server, in running order (rank k: the member's index among the step's
+// members). Stepping one by one, a member whose latest chunk has not
+// started being served when the step ends merges the token into it;
+// every other member's token is a new chunk, queued in rank order: the
+// i-th starts at base + i·svc, base = max(the server's free time, the
+// step's end), and reaches the client svc + delay later.
+//
+// stream keeps the members' latest chunk starts as segments of ranks on
+// lines of slope svc: ranks [from, to) start at a + rank·svc. A step
+// keeps that form: in a segment the members that merge are those whose
+// start is after the step's end, a suffix; the others get new chunks
+// whose starts are again a line over their ranks, so each gains the same
+// gap (the new line's a minus the old), which the histogram takes as one
+// weighted add (Histogram.AddN), in rank order as the tokens would have
+// come. A member that finishes leaves its segment and the ranks after it
+// shift down. So a step costs O(segments + members that merge), not
+// O(members). A member's own counts (tokens, the sum of its gaps, its
+// last token and chunk, its chunks in the current second of bench
+// serve's peak throughput) are written when it finishes or the cohort
+// dissolves (stream.apply). A member's first step, and a step whose
+// tokens could reach a new second for the peak (or with many segments),
+// take every token one by one (streamEach). Runs with an observer do not
+// use the cohort: it is shown every request of every step.
+
+// stream is a core's client-side state of its cohort.
+type stream struct {
+	api       *apiServer // the API server every member streams through
+	cycle     int        // the latest cohort cycle streamed
+	segs      []seg      // the members' latest chunk starts, by rank, as of cycle
+	spare     []seg
+	minRunEnd int64 // the earliest end of a member's current peak second, ns
+}
+
+// seg is a run of member ranks [from, to) whose latest chunks started at
+// a + rank·svc, ns.
+type seg struct {
+	from, to int
+	a        int64
+}
+
+// maxSegs bounds the segments a step takes in bulk.
+const maxSegs = 64
+
+// enableCohort turns the decode cohort on for c (no observer, not
+// pipelined, not in a lockstep group).
+func (c *Core) enableCohort(s *Sim) {
+	lag := 0
+	if c.Async {
+		lag = 1 // the next step is scheduled before this one is sampled
+	}
+	c.Sched.EnableCohort(lag,
+		func(q *engine.Request) bool { return s.canStream(c, q) },
+		func(members []*engine.Request) { s.unstream(c, members) })
+}
+
+// canStream is the client's consent to q joining c's cohort: it streams
+// its tokens to the client (not a prefill instance's, not one the client
+// gave up), its first token has come, its peak chunks are counted per
+// second, and it streams through the members' API server.
+func (s *Sim) canStream(c *Core, q *engine.Request) bool {
+	r := q.Data.(*record)
+	if r.done || r.phase == phasePrefill || r.out.FirstTokenNs < 0 || r.runs == nil || r.api == nil {
+		return false
+	}
+	if len(c.Sched.Cohort()) == 0 {
+		c.stream.api = r.api
+	}
+	return r.api == c.stream.api
+}
+
+// cohortTokens streams the tokens of step st's cohort members (its first
+// st.Cohort running requests) at s.now, then has the scheduler sample
+// them, appending those that finish to done.
+func (s *Sim) cohortTokens(c *Core, st *engine.Step, done []*engine.Request) []*engine.Request {
+	sc := &c.stream
+	j, n := st.CohortCycle(), st.Cohort
+	members := c.Sched.Cohort()[:n]
+	now, svc, delay := s.now, s.tokSvc, s.tokDelay
+	// Members that joined for this step come last.
+	kept := n
+	for kept > 0 && members[kept-1].Data.(*record).coFrom == 0 {
+		kept--
+	}
+	if kept == 0 {
+		sc.segs, sc.minRunEnd = sc.segs[:0], math.MaxInt64
+	} else if sc.cycle != j-1 || sc.segs[len(sc.segs)-1].to != kept {
+		panic("sim: cohort steps streamed out of order") // a bug, not input
+	}
+	base := now
+	if svc > 0 {
+		base = max(sc.api.free, now)
+	}
+	if base+int64(n)*svc+delay < sc.minRunEnd && len(sc.segs) <= maxSegs {
+		s.macroSteps++
+		s.streamBulk(c, members, kept, j, base)
+	} else {
+		s.streamEach(c, members, kept, j)
+	}
+	sc.cycle = j
+	fins := c.Sched.Finishing(st)
+	for _, q := range fins {
+		sc.apply(q.Data.(*record), j, q.CohortIndex(), svc, delay)
+	}
+	for i := len(fins) - 1; i >= 0; i-- {
+		q := fins[i]
+		q.Data.(*record).coFrom = 0
+		sc.remove(q.CohortIndex(), svc)
+	}
+	return c.Sched.SampleCohort(st, done)
+}
+
+// streamBulk streams cycle j's tokens segment by segment: in each, the
+// ranks whose chunk started by now get new chunks in order from base,
+// the rest merge; members that joined go one by one.
+func (s *Sim) streamBulk(c *Core, members []*engine.Request, kept, j int, base int64) {
+	sc := &c.stream
+	now, svc, delay := s.now, s.tokSvc, s.tokDelay
+	next := sc.spare[:0]
+	served := int64(0)
+	for _, g := range sc.segs {
+		cut := g.to // ranks [g.from, cut) get new chunks
+		if svc > 0 {
+			if t := now - g.a; t < int64(g.from)*svc {
+				cut = g.from
+			} else {
+				cut = min(g.to, int(t/svc)+1)
+			}
+		}
+		if cut > g.from {
+			a := base + (served-int64(g.from))*svc
+			s.itl.AddN(a-g.a, int64(cut-g.from))
+			next = appendSeg(next, seg{g.from, cut, a})
+			served += int64(cut - g.from)
+		}
+		if cut < g.to {
+			for _, q := range members[cut:g.to] {
+				q.Data.(*record).merges++
+			}
+			next = appendSeg(next, seg{cut, g.to, g.a})
+		}
+	}
+	if served > 0 {
+		sc.api.free = base + served*svc // the joiners' tokens follow one by one
+	}
+	for k := kept; k < len(members); k++ {
+		r := members[k].Data.(*record)
+		s.streamOne(r, now, svc, delay)
+		r.coFrom = j + 1
+		next = appendSeg(next, seg{k, k + 1, r.lastTok - delay - svc - int64(k)*svc})
+		sc.minRunEnd = min(sc.minRunEnd, r.runEnd)
+	}
+	sc.segs, sc.spare = next, sc.segs
+}
+
+// streamEach streams cycle j's member tokens one by one, as Sim.tokens
+// would (streamOne), after writing the kept members' counts (the first
+// kept) through the last cycle, and rebuilds the segments.
+func (s *Sim) streamEach(c *Core, members []*engine.Request, kept, j int) {
+	sc := &c.stream
+	now, svc, delay := s.now, s.tokSvc, s.tokDelay
+	next := sc.spare[:0]
+	runEnd := int64(math.MaxInt64)
+	g := 0
+	for k, q := range members {
+		r := q.Data.(*record)
+		if k < kept {
+			for sc.segs[g].to <= k {
+				g++
+			}
+			sc.apply1(r, j-1, sc.segs[g].a+int64(k)*svc, svc, delay)
+		}
+		s.streamOne(r, now, svc, delay)
+		r.coFrom = j + 1
+		next = appendSeg(next, seg{k, k + 1, r.lastTok - delay - svc - int64(k)*svc})
+		runEnd = min(runEnd, r.runEnd)
+	}
+	sc.segs, sc.spare, sc.minRunEnd = next, sc.segs, runEnd
+}
+
+// appendSeg appends g to segs, joining it to the last segment when it
+// continues its line.
+func appendSeg(segs []seg, g seg) []seg {
+	if n := len(segs); n > 0 && segs[n-1].to == g.from && segs[n-1].a == g.a {
+		segs[n-1].to = g.to
+		return segs
+	}
+	return append(segs, g)
+}
+
+// remove takes rank k out of the segments: the ranks after it shift
+// down, their starts unchanged.
+func (sc *stream) remove(k int, svc int64) {
+	out := sc.spare[:0]
+	for _, g := range sc.segs {
+		switch {
+		case g.to <= k:
+			out = appendSeg(out, g)
+		case g.from > k:
+			out = appendSeg(out, seg{g.from - 1, g.to - 1, g.a + svc})
+		default:
+			if g.from < k {
+				out = appendSeg(out, seg{g.from, k, g.a})
+			}
+			if k+1 < g.to {
+				out = appendSeg(out, seg{k, g.to - 1, g.a + svc})
+			}
+		}
+	}
+	sc.segs, sc.spare = out, sc.segs
+}
+
+// streamOne streams one token of r (not its first) at now, ns, as
+// Sim.tokens does: merged into its latest chunk while that is still
+// queued, else a new chunk.
+func (s *Sim) streamOne(r *record, now, svc, delay int64) {
+	if svc > 0 && r.chunkAt-svc > now {
+		r.out.OutputTokens++
+		return
+	}
+	at := now
+	if svc > 0 {
+		at = r.api.serve(at, svc)
+		r.chunkAt = at
+	}
+	at += delay
+	if gap := at - r.lastTok; !s.itl.addLast(gap) {
+		s.itl.AddN(gap, 1)
+	}
+	r.out.ITLSumNs += at - r.lastTok
+	r.lastTok = at
+	s.peak.chunk(r, at)
+	r.out.OutputTokens++
+}
+
+// apply writes the counts of member r, of rank k in the segments, through
+// cycle j (the latest streamed).
+func (sc *stream) apply(r *record, j, k int, svc, delay int64) {
+	g := 0
+	for sc.segs[g].to <= k {
+		g++
+	}
+	sc.apply1(r, j, sc.segs[g].a+int64(k)*svc, svc, delay)
+}
+
+// apply1 writes member r's tokens of the cycles from r.coFrom through j,
+// its latest chunk having started at start, ns: every token was streamed,
+// merged ones (r.merges) into the chunk before, all in its current peak
+// second.
+func (sc *stream) apply1(r *record, j int, start, svc, delay int64) {
+	n := j - r.coFrom + 1
+	if r.coFrom == 0 || n <= 0 {
+		return
+	}
+	at := start + svc + delay
+	r.out.OutputTokens += n
+	r.out.ITLSumNs += at - r.lastTok
+	r.lastTok = at
+	if svc > 0 {
+		r.chunkAt = at - delay
+	}
+	r.runN += int64(n - r.merges)
+	r.merges = 0
+	r.coFrom = j + 1
+}
+
+// unstream is the end of c's cohort (engine.Scheduler.Dissolve): every
+// member's counts are written, and its later tokens go one by one.
+func (s *Sim) unstream(c *Core, members []*engine.Request) {
+	sc := &c.stream
+	for k, q := range members {
+		r := q.Data.(*record)
+		if r.coFrom != 0 { // not a member that joined since the last cycle
+			sc.apply(r, sc.cycle, k, s.tokSvc, s.tokDelay)
+			r.coFrom = 0
+		}
+	}
+	sc.segs = sc.segs[:0]
+}

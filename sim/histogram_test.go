@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// addRepeated gives bit for bit what n additions give, over sums and
+// addends of every size the histogram sees (gaps of 1 ns to hours, their
+// squares, sums up to 10^30), near binade edges, and ties (an addend
+// whose remainder is exactly half a unit, whose rounding alternates).
+func TestAddRepeatedIsTheLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	loop := func(s, v float64, n int64) float64 {
+		for ; n > 0; n-- {
+			s += v
+		}
+		return s
+	}
+	check := func(s, v float64, n int64) {
+		want, got := loop(s, v, n), addRepeated(s, v, n)
+		if math.Float64bits(want) != math.Float64bits(got) {
+			require.Failf(t, "addRepeated differs", "s %v v %v n %d: loop %v, addRepeated %v", s, v, n, want, got)
+		}
+	}
+	for i := 0; i < 20000; i++ {
+		v := float64(1 + rng.Int64N(1<<uint(rng.IntN(43))))
+		if rng.IntN(2) == 0 {
+			v *= v
+		}
+		s := 0.0
+		switch rng.IntN(4) {
+		case 0:
+			s = math.Ldexp(1, rng.IntN(100)) - float64(rng.IntN(1000))*v // just below a binade edge
+		case 1:
+			s = float64(rng.Int64N(1 << 62))
+		case 2:
+			s = math.Ldexp(rng.Float64(), rng.IntN(100))
+		}
+		check(math.Max(s, 0), v, 1+rng.Int64N(3000))
+	}
+	// Ties: s's unit is 2 (s in [2^53, 2^54)), v odd: each addition ties.
+	for _, v := range []float64{1, 3, 5, 7, 1e6 + 1} {
+		check(1<<53, v, 1001)
+		check(1<<53+2, v, 1000)
+	}
+	check(1e30, 1, 1e6) // additions that change nothing
+}
+
+// A weighted add is n adds: same counts, same sums to the bit.
+func TestAddNIsAddNTimes(t *testing.T) {
+	a, b := NewHistogram(), NewHistogram()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 3000; i++ {
+		v, n := 1+rng.Int64N(5e7), 1+rng.Int64N(200)
+		if rng.IntN(5) == 0 {
+			v = -rng.Int64N(3) // gaps below 1 ns count as 1 ns
+		}
+		for k := int64(0); k < n; k++ {
+			a.Add(v)
+		}
+		b.AddN(v, n)
+	}
+	require.Equal(t, a.counts, b.counts)
+	require.Equal(t, a.n, b.n)
+	require.Equal(t, math.Float64bits(a.sum), math.Float64bits(b.sum))
+	require.Equal(t, math.Float64bits(a.sumSq), math.Float64bits(b.sumSq))
+}
