@@ -68,6 +68,7 @@ type Predictor struct {
 	prefill   map[Chunk]float64
 	mlaDecode []float64 // mlaDecodeMs by decodes
 	stepMemo  *[1 << stepMemoBits]stepSlot
+	stepLast  stepLast
 	Notes     []string
 }
 
@@ -377,20 +378,25 @@ func (p *Predictor) kernelsPerLayer() int {
 // launches. With async scheduling the host work overlaps the GPU
 // (wall = max); without it they add up.
 func (p *Predictor) Step(b *Batch, async bool) StepTime {
+	if st, ok := p.lastHit(b, async); ok { // stepmemo.go
+		return st
+	}
 	key, memo := p.stepKeyOf(b, async)
 	var slot *stepSlot
-	if memo { // stepmemo.go
+	if memo {
 		if p.stepMemo == nil {
 			p.stepMemo = new([1 << stepMemoBits]stepSlot)
 		}
 		slot = &p.stepMemo[key.slot()]
 		if slot.used && slot.key == key {
+			p.setLast(key, slot.val)
 			return slot.val
 		}
 	}
 	st := p.step(b, async)
 	if memo && p.remembered(b, int(key.t)) {
 		*slot = stepSlot{key: key, val: st, used: true}
+		p.setLast(key, st)
 	}
 	return st
 }

@@ -27,6 +27,54 @@ type stepSlot struct {
 	used bool
 }
 
+// stepLast is the latest memoized price in front of the table: the next
+// step usually differs only in its decode context sum, within the range
+// [lo, hi) that keeps its attention key (and its side of the chunk).
+type stepLast struct {
+	key    stepKey
+	lo, hi int64
+	val    StepTime
+	used   bool
+}
+
+// lastHit is Step's fast path: b is the latest memoized batch but for a
+// context sum in the same key's range.
+func (p *Predictor) lastHit(b *Batch, async bool) (StepTime, bool) {
+	l := &p.stepLast
+	k := &l.key
+	if !l.used || b.DecodeCtxSum < l.lo || b.DecodeCtxSum >= l.hi || len(b.Prefills) > 0 ||
+		int(k.decodes) != b.NumDecodes || int(k.running) != b.NumRunning || int(k.requests) != b.NumRequests ||
+		int(k.tokens) != b.NumTokens || int(k.sampled) != b.NumSampled || int(k.t) != max(b.PaddedTokens, b.NumTokens) ||
+		k.graph != b.Graph || k.async != async {
+		return StepTime{}, false
+	}
+	return l.val, true
+}
+
+// setLast makes key (val) the latest memoized price: its context sums
+// are those n decodes' sums whose attention key is key.attn:
+// round(fl(sum/n)/4) = a ⟺ 4na − 2n ≤ sum < 4na + 2n (for n < 2^29 and
+// sums below 2^40 the float quotient never crosses the half-way point the
+// exact one does not, as the distance to it is at least 1/n), and on the
+// same side of n × the attention chunk.
+func (p *Predictor) setLast(key stepKey, val StepTime) {
+	n, a := int64(key.decodes), int64(key.attn)
+	if n >= 1<<20 || a >= 1<<36/n {
+		p.stepLast.used = false
+		return
+	}
+	lo, hi := 4*n*a-2*n, 4*n*a+2*n
+	if p.chunked > 0 {
+		w := n * int64(p.cfg.Model.AttentionChunkSize)
+		if key.past {
+			lo = max(lo, w+1)
+		} else {
+			hi = min(hi, w+1)
+		}
+	}
+	p.stepLast = stepLast{key: key, lo: lo, hi: hi, val: val, used: true}
+}
+
 // stepMemoBits sizes the table (1,024 slots, 72 KiB).
 const stepMemoBits = 10
 

@@ -14,10 +14,16 @@ type item struct {
 	ev  event
 }
 
-// queue is a binary min-heap of events ordered by (time, insertion order).
+// queue is a binary min-heap of events ordered by (time, insertion
+// order), with one event kept beside it (hot): a push that goes first
+// takes the hot place, and a pop takes the hot event when it goes first.
+// The event of an engine's next step end is pushed at the step's start,
+// and is usually the next one popped, so most steps never reach the heap.
 type queue struct {
 	h   []item
 	seq uint64
+	hot item
+	has bool // hot holds an event
 }
 
 func (q *queue) less(i, j int) bool {
@@ -25,9 +31,31 @@ func (q *queue) less(i, j int) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
+func before(a, b *item) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+
+// len is the number of queued events.
+func (q *queue) len() int {
+	if q.has {
+		return len(q.h) + 1
+	}
+	return len(q.h)
+}
+
 func (q *queue) push(at int64, ev event) {
 	q.seq++
-	q.h = append(q.h, item{at, q.seq, ev})
+	it := item{at, q.seq, ev}
+	if !q.has {
+		q.hot, q.has = it, true
+		return
+	}
+	if before(&it, &q.hot) {
+		it, q.hot = q.hot, it
+	}
+	q.heapPush(it)
+}
+
+func (q *queue) heapPush(it item) {
+	q.h = append(q.h, it)
 	for i := len(q.h) - 1; i > 0; {
 		p := (i - 1) / 2
 		if !q.less(i, p) {
@@ -40,13 +68,26 @@ func (q *queue) push(at int64, ev event) {
 
 // next is the time of the earliest event, or MaxInt64 when none is queued.
 func (q *queue) next() int64 {
-	if len(q.h) == 0 {
-		return math.MaxInt64
+	t := int64(math.MaxInt64)
+	if len(q.h) > 0 {
+		t = q.h[0].at
 	}
-	return q.h[0].at
+	if q.has {
+		t = min(t, q.hot.at)
+	}
+	return t
 }
 
 func (q *queue) pop() item {
+	if q.has && (len(q.h) == 0 || before(&q.hot, &q.h[0])) {
+		top := q.hot
+		q.hot, q.has = item{}, false
+		return top
+	}
+	return q.heapPop()
+}
+
+func (q *queue) heapPop() item {
 	top := q.h[0]
 	n := len(q.h) - 1
 	q.h[0] = q.h[n]

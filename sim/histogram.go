@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // Histogram collects durations (ns) in log-spaced buckets under 0.1 %
 // wide, so percentiles are exact to 0.1 % without keeping every sample;
@@ -70,12 +73,18 @@ func (h *Histogram) AddN(ns, n int64) {
 	}
 	*h.lastC += n
 	h.n += n
-	if n == 1 {
-		h.sum += v
-		h.sumSq += v * v
+	if n <= 4 {
+		for ; n > 0; n-- {
+			h.sum += v
+			h.sumSq += v * v
+		}
 		return
 	}
-	h.sum = addRepeated(h.sum, v, n)
+	if add := float64(n) * v; h.sum+add < 1<<53 && add < 1<<53 {
+		h.sum += add // integers below 2^53: every addition exact, so is their sum
+	} else {
+		h.sum = addRepeated(h.sum, v, n)
+	}
 	h.sumSq = addRepeated(h.sumSq, v*v, n)
 }
 
@@ -119,7 +128,10 @@ func addRepeated(s, v float64, n int64) float64 {
 			return s // every addition rounds back to s
 		}
 		w := int64(s * inv)
-		k := min(n, (1<<53-1-w)/step) // additions that stay in the binade
+		k := n // additions that stay in the binade
+		if hi, lo := bits.Mul64(uint64(n), uint64(step)); hi != 0 || lo > uint64(1<<53-1-w) {
+			k = (1<<53 - 1 - w) / step
+		}
 		if k == 0 {
 			s += v
 			n--

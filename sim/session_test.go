@@ -173,7 +173,7 @@ func TestPendingSendsInTimeOrder(t *testing.T) {
 	for i, at := range []int64{50, 20, 20, 90, 10} {
 		s.client.turns.add(s, at*ms, s.newRecord(reqs[i]))
 	}
-	assert.Len(t, s.queue.h, 3, "armed at 50, then 20, then 10: two stale events")
+	assert.Equal(t, 3, s.queue.len(), "armed at 50, then 20, then 10: two stale events")
 	res := s.Run()
 	var sends []int64
 	for _, r := range res.Requests {

@@ -130,7 +130,7 @@ func (s *Sim) Run() *Result {
 	if len(s.client.plan.Stages) > 0 {
 		s.queue.push(0, stageStart{0})
 	}
-	for len(s.queue.h) > 0 && s.err == nil {
+	for s.queue.len() > 0 && s.err == nil {
 		it := s.queue.pop()
 		if it.at > MaxClockNs || it.at < s.now {
 			s.fail(fmt.Errorf("the simulated clock would pass %d ns (≈146 years), or run backwards, at an event scheduled for %d ns (now %d ns): the step prices are impossible; check the operator tables (--profile-dir, profiles) and the host calibration (--calibration)", MaxClockNs, it.at, s.now))

@@ -44,15 +44,20 @@ type cohort struct {
 	// sumBase is Σ (NumComputed − coSched) over the active members: the
 	// cycle-k decode context sum is sumBase + active × k.
 	sumBase int
-	// due holds, by cycle modulo its length, the members whose schedule in
-	// that cycle needs them: a block to allocate or hash, the last cycle
-	// passed (async), or their finishing cycle to note.
-	due [][]*Request
+	// due holds, by cycle modulo its length (a power of two, at least
+	// BlockSize + 2), the members whose schedule in that cycle needs them:
+	// a block to allocate or hash, the last cycle passed (async), or their
+	// finishing cycle to note.
+	due     [][]*Request
+	dueMask int
 	// finishing holds, by cycle modulo 2, the members whose last token
 	// that cycle samples.
 	finishing [2][]*Request
-	steps     []*Step // scheduled steps with members, not yet sampled
-	scratch   []*Request
+	// steps are the scheduled steps with members not yet sampled, in
+	// order: steps[0:nsteps] (at most two: async's current and next).
+	steps   [4]*Step
+	nsteps  int
+	scratch []*Request
 }
 
 // EnableCohort turns the decode cohort on. lag is 1 when the caller
@@ -62,8 +67,11 @@ type cohort struct {
 // ends (see cohort). The caller samples steps in the order it scheduled
 // them, calling SampleCohort before anything else of a step's sample.
 func (s *Scheduler) EnableCohort(lag int, canJoin func(*Request) bool, dissolving func(members []*Request)) {
-	bs := s.cfg.BlockSize
-	s.co = cohort{on: true, lag: lag, canJoin: canJoin, dissolving: dissolving, due: make([][]*Request, bs+2)}
+	ring := 4
+	for ring < s.cfg.BlockSize+2 {
+		ring <<= 1
+	}
+	s.co = cohort{on: true, lag: lag, canJoin: canJoin, dissolving: dissolving, due: make([][]*Request, ring), dueMask: ring - 1}
 }
 
 // Cohort returns the members, in running order: the implicit items of
@@ -147,7 +155,8 @@ func (s *Scheduler) plan(r *Request, j int) bool {
 	if k-j >= len(s.co.due) {
 		return false
 	}
-	s.co.due[k%len(s.co.due)] = append(s.co.due[k%len(s.co.due)], r)
+	d := &s.co.due[k&s.co.dueMask]
+	*d = append(*d, r)
 	return true
 }
 
@@ -179,7 +188,7 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 	if co.n == 0 {
 		return budget, false
 	}
-	slot := &co.due[j%len(co.due)]
+	slot := &co.due[j&co.dueMask]
 	list := *slot
 	*slot = nil
 	bs, need := s.cfg.BlockSize, 0
@@ -236,7 +245,11 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 	out.NumDecode += n
 	out.NumSampled += n
 	out.DecodeCtxSum += int64(co.sumBase) + int64(n)*int64(j)
-	co.steps = append(co.steps, out)
+	if co.nsteps == len(co.steps) {
+		panic("engine: more cohort steps in flight than a core runs") // a bug, not input
+	}
+	co.steps[co.nsteps] = out
+	co.nsteps++
 	return budget - n, true
 }
 
@@ -280,11 +293,15 @@ func (s *Scheduler) SampleCohort(st *Step, done []*Request) []*Request {
 		return done
 	}
 	co := &s.co
-	if st.cycle != co.sampled+1 || len(co.steps) == 0 || co.steps[0] != st {
+	if st.cycle != co.sampled+1 || co.nsteps == 0 || co.steps[0] != st {
 		panic("engine: cohort steps sampled out of order") // a bug, not input
 	}
 	co.sampled = st.cycle
-	co.steps = co.steps[:copy(co.steps, co.steps[1:])]
+	for i := 1; i < co.nsteps; i++ {
+		co.steps[i-1] = co.steps[i]
+	}
+	co.nsteps--
+	co.steps[co.nsteps] = nil
 	fin := &co.finishing[st.cycle%2]
 	for _, r := range *fin {
 		s.materialize(r)
@@ -305,7 +322,7 @@ func (s *Scheduler) SampleCohort(st *Step, done []*Request) []*Request {
 // back until a later schedule forms a new cohort.
 func (s *Scheduler) Dissolve() {
 	co := &s.co
-	if !co.on || (co.n == 0 && len(co.steps) == 0) {
+	if !co.on || (co.n == 0 && co.nsteps == 0) {
 		return
 	}
 	members := s.running[:co.n]
@@ -315,7 +332,7 @@ func (s *Scheduler) Dissolve() {
 	if co.dissolving != nil {
 		co.dissolving(members)
 	}
-	for _, st := range co.steps {
+	for _, st := range co.steps[:co.nsteps] {
 		k := st.cycle
 		add := s.co.scratch[:0]
 		for _, r := range members {
@@ -337,7 +354,8 @@ func (s *Scheduler) Dissolve() {
 		st.Cohort = 0
 		co.scratch = add[:0]
 	}
-	clear(co.steps)
+	clear(co.steps[:])
+	co.nsteps = 0
 	for i := range co.due {
 		clear(co.due[i])
 		co.due[i] = co.due[i][:0]
@@ -346,7 +364,6 @@ func (s *Scheduler) Dissolve() {
 		clear(co.finishing[i])
 		co.finishing[i] = co.finishing[i][:0]
 	}
-	co.steps = co.steps[:0]
 	co.n, co.active, co.sumBase = 0, 0, 0
 	co.sampled = co.cycle
 }
