@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,10 @@ type LengthSample struct {
 }
 
 // lengthColumns lists a lengths file's fields, for messages.
+// lengthColumnNames are the fields a sample may have; any other is ignored
+// unless it looks like a misspelling of one of them (checkColumns).
+var lengthColumnNames = []string{"prompt_len", "output_len", "prefix_group", "prefix_len"}
+
 const lengthColumns = "prompt_len, output_len[, prefix_group, prefix_len]"
 
 // ReadLengths reads a lengths file: JSONL (one object per line with
@@ -67,6 +72,14 @@ func parseLengthsJSONL(data []byte, name string) ([]LengthSample, error) {
 		if err := json.Unmarshal(text, &obj); err != nil {
 			return nil, fmt.Errorf("lengths %s line %d: not a JSON object (want %s): %v", name, line, lengthColumns, err)
 		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // the first misspelling named is the same every run
+		if err := checkColumns("lengths", "field", keys, lengthColumnNames); err != nil {
+			return nil, fmt.Errorf("lengths %s line %d: %w", name, line, err)
+		}
 		row, err := lengthRow(func(k string) (string, bool) { // raw JSON: a quoted "12" is not an integer
 			v, ok := obj[k]
 			return string(v), ok && string(v) != "null"
@@ -103,6 +116,10 @@ func parseLengthsCSV(data []byte, name string) ([]LengthSample, error) {
 			return nil, fmt.Errorf("lengths %s: column %q appears twice in the header", name, h)
 		}
 		col[h] = i
+		header[i] = h
+	}
+	if err := checkColumns("lengths", "column", header, lengthColumnNames); err != nil {
+		return nil, fmt.Errorf("lengths %s: %w", name, err)
 	}
 	for _, need := range []string{"prompt_len", "output_len"} {
 		if _, ok := col[need]; !ok {

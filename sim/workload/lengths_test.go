@@ -137,3 +137,22 @@ func TestRandomPrefixLen(t *testing.T) {
 		assert.Zero(t, plain[i].PrefixTokens)
 	}
 }
+
+// As a trace (TestParseTraceRefusesMisspeltColumns): a misspelt field
+// would leave every sample without it.
+func TestReadLengthsRefusesMisspeltFields(t *testing.T) {
+	for _, c := range []struct{ file, text, want string }{
+		{"a.csv", "prompt_len,output_len,prefix_group,prefix_lens\n10,5,g,4\n", `: column "prefix_lens" is not a lengths column; did you mean "prefix_len"? (lengths columns: prompt_len, output_len, prefix_group, prefix_len; others are ignored)`},
+		{"a.jsonl", "{\"prompt_len\": 10, \"output_len\": 5}\n{\"prompt_len\": 10, \"output_lens\": 5, \"output_len\": 5, \"Prefix_Group\": 1}\n", ` line 2: field "Prefix_Group" is not a lengths field; did you mean "prefix_group"?`},
+	} {
+		p := writeFile(t, c.file, c.text)
+		_, err := ReadLengths(p)
+		require.Error(t, err)
+		assert.Equal(t, "lengths "+p+c.want, err.Error()[:min(len(err.Error()), len("lengths "+p+c.want))])
+	}
+	// dataset fields far from these are ignored
+	p := writeFile(t, "b.jsonl", `{"id": "x", "conversations": [], "prompt_len": 10, "output_len": 5}`)
+	s, err := ReadLengths(p)
+	require.NoError(t, err)
+	assert.Equal(t, 10, s[0].PromptLen)
+}

@@ -28,6 +28,10 @@ const (
 // traceColumns lists the columns a trace may have, for messages.
 const traceColumns = "arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens][, session_id, turn, think_s][, priority]"
 
+// traceColumnNames are the columns a trace may have; any other is ignored
+// unless it looks like a misspelling of one of them (checkColumns).
+var traceColumnNames = []string{"arrival_s", "prompt_tokens", "output_tokens", "prefix_group", "prefix_tokens", "session_id", "turn", "think_s", "priority"}
+
 // ReadTrace reads a request trace CSV with a header row and columns
 // arrival_s (seconds from the start), prompt_tokens, output_tokens, and
 // optionally prefix_group (any label; equal labels share a prefix),
@@ -82,6 +86,10 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 			return nil, fmt.Errorf("trace %s: column %q appears twice in the header", name, h)
 		}
 		col[h] = i
+		header[i] = h
+	}
+	if err := checkColumns("trace", "column", header, traceColumnNames); err != nil {
+		return nil, fmt.Errorf("trace %s: %w", name, err)
 	}
 	for _, need := range []string{"arrival_s", "prompt_tokens", "output_tokens"} {
 		if _, ok := col[need]; !ok {

@@ -121,3 +121,37 @@ func TestParseTraceRejectsNonDecimalArrivals(t *testing.T) {
 	require.NoError(t, err, "a UTF-8 BOM before the header is ignored")
 	assert.Equal(t, int64(15e9), reqs[0].At)
 }
+
+// A misspelt optional column used to be ignored: "priorty" left every
+// request at priority 0 with exit 0 (newcomer2, finding E2). A column
+// near a known one is refused with the likely name; other extra columns
+// (what --requests-csv adds) are still ignored.
+func TestParseTraceRefusesMisspeltColumns(t *testing.T) {
+	cases := []struct{ name, csv, want string }{
+		{"priority", "arrival_s,prompt_tokens,output_tokens,priorty\n0,10,5,1\n",
+			`trace t.csv: column "priorty" is not a trace column; did you mean "priority"? (trace columns: arrival_s, prompt_tokens, output_tokens, prefix_group, prefix_tokens, session_id, turn, think_s, priority; others are ignored)`},
+		{"prefix tokens", "arrival_s,prompt_tokens,output_tokens,prefix_group,prefix_token\n0,10,5,g,4\n", `trace t.csv: column "prefix_token" is not a trace column; did you mean "prefix_tokens"?`},
+		{"another case", "arrival_s,prompt_tokens,Output_Tokens\n0,10,5\n", `trace t.csv: column "Output_Tokens" is not a trace column; did you mean "output_tokens"?`},
+		{"session", "sesion_id,turn,think_s,arrival_s,prompt_tokens,output_tokens\na,1,,0,10,5\n", `trace t.csv: column "sesion_id" is not a trace column; did you mean "session_id"?`},
+		{"think time", "session_id,turn,think,arrival_s,prompt_tokens,output_tokens\na,1,,0,10,5\n", `trace t.csv: column "think" is not a trace column; did you mean "think_s"?`},
+		{"turns", "session_id,turns,arrival_s,prompt_tokens,output_tokens\na,1,0,10,5\n", `trace t.csv: column "turns" is not a trace column; did you mean "turn"?`},
+		{"required column misspelt", "arival_s,prompt_tokens,output_tokens\n0,10,5\n", `trace t.csv: column "arival_s" is not a trace column; did you mean "arrival_s"?`},
+	}
+	checkTraceErrors(t, cases)
+}
+
+func TestParseTraceIgnoresOtherColumns(t *testing.T) {
+	// --requests-csv's header: it reads back as a trace (no column of it
+	// is within a typo of a trace column it lacks).
+	const h = "request_id,stage,engine,prefill_engine,kv_transfer_done_s,arrival_s,first_token_s,finish_s,ttft_ms,e2el_ms,prompt_tokens,cached_tokens,output_tokens,preemptions,failed,session_id,turn,priority,replica\n"
+	reqs, err := parseTrace(strings.NewReader(h+"0,0,0,0,-1,0.5,0.6,1,100,500,100,0,8,0,false,0,0,0,0\n"), "t.csv")
+	require.NoError(t, err)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, int64(500e6), reqs[0].At)
+	assert.Equal(t, 100, reqs[0].PromptTokens)
+	// a column far from every trace column, or one the header also has
+	// spelt right, is ignored
+	reqs, err = parseTrace(strings.NewReader("arrival_s,prompt_tokens,output_tokens,priority,priorty,model\n0,10,5,2,9,llama\n"), "t.csv")
+	require.NoError(t, err)
+	assert.Equal(t, 2, reqs[0].Priority)
+}
