@@ -41,6 +41,9 @@ type Probe struct {
 	// Why is the first reason it failed: an SLO ("ttft:p99 612.30 ms >
 	// 500 ms"), growth, or the refusal; "" when it held.
 	Why string
+	// FailedSLO names the SLO that failed first ("ttft:p99"); "" when the
+	// probe failed otherwise (growth, refusal) or held.
+	FailedSLO string
 	// Values are the SLOs' statistics, ms, the worst over the seeds.
 	Values []float64
 	// Means over the seeds: request and output throughput (per s) and
@@ -186,7 +189,7 @@ func (s *Search) probe(x float64) *Probe {
 	}, func(k int, t trial) error { trials[k] = t; return nil }, nil)
 	out := trials[0].p
 	out.Held = true
-	out.Why = ""
+	out.Why, out.FailedSLO = "", ""
 	n := float64(len(trials))
 	out.RequestThroughput, out.OutputThroughput, out.MeanTPOTMs = 0, 0, 0
 	for _, t := range trials {
@@ -196,7 +199,7 @@ func (s *Search) probe(x float64) *Probe {
 			return &out
 		}
 		if !p.Held && out.Held {
-			out.Held, out.Why = false, p.Why
+			out.Held, out.Why, out.FailedSLO = false, p.Why, p.FailedSLO
 		}
 		for i, v := range p.Values {
 			out.Values[i] = math.Max(out.Values[i], v)
@@ -234,6 +237,7 @@ func (s *Search) trial(x float64, seed int64) *Probe {
 			p.Values = append(p.Values, v)
 			if !slo.Holds(v) && p.Held {
 				p.Held, p.Why = false, fmt.Sprintf("%s %s ms > %s ms", slo.Name(), fmtMs(v), strconv.FormatFloat(slo.LimitMs, 'f', -1, 64))
+				p.FailedSLO = slo.Name()
 			}
 		}
 		if !p.Held || s.ClosedLoop || math.IsInf(x, 1) {
@@ -279,7 +283,7 @@ func fmtMs(v float64) string {
 
 // bindingLimit names what stops the deployment at capacity, from the
 // signals of the lowest failing load (else the capacity probe): a
-// disaggregated deployment's busier pool; preemptions or a full KV cache;
+// disaggregated deployment's binding pool (disaggregatedLimit); preemptions or a full KV cache;
 // a saturated API server (merged SSE chunks over 10 % of tokens, as
 // sim.Diagnose); engines busy (≥ 90 % of the run): compute; otherwise the
 // SLOs bind before the engines fill (latency).
@@ -297,13 +301,7 @@ func bindingLimit(c *Capacity) string {
 		why = fmt.Sprintf("; above capacity (%s): %s", fmtX(c.Above.X), c.Above.Why)
 	}
 	if len(sg.Busy) > 1 {
-		pre, dec := sg.Busy["prefill"], sg.Busy["decode"]
-		pool, a, b := "decode", dec, pre
-		if pre > dec {
-			pool, a, b = "prefill", pre, dec
-		}
-		other := map[string]string{"decode": "prefill", "prefill": "decode"}[pool]
-		return fmt.Sprintf("%s pool (busy %.0f %% vs %s %.0f %%)%s", pool, 100*a, other, 100*b, why)
+		return disaggregatedLimit(c, sg) + why
 	}
 	busy := 0.0
 	for _, b := range sg.Busy {
@@ -318,6 +316,34 @@ func bindingLimit(c *Capacity) string {
 		return fmt.Sprintf("compute (engines busy %.0f %% of the run)%s", 100*busy, why)
 	}
 	return fmt.Sprintf("latency: the SLOs bind before the engines fill (busy %.0f %%)%s", 100*busy, why)
+}
+
+// disaggregatedLimit names the pool that binds a disaggregated
+// deployment: the one the failing SLO measures (TTFT: the prefill pool's
+// queue, prefill and KV transfer; TPOT, ITL: the decode pool's steps);
+// without one (growth, E2E, which spans both) the prefill pool when its
+// engines are busy ≥ 90 % of the run, else the decode pool. Busy shares
+// are printed for both, but only the prefill pool's is a utilisation: a
+// decode engine steps whenever it holds a request, so it reads near
+// 100 % at any load that keeps a few requests decoding.
+func disaggregatedLimit(c *Capacity, sg Signals) string {
+	pre, dec := sg.Busy["prefill"], sg.Busy["decode"]
+	shares := fmt.Sprintf("busy: prefill %.0f %%, decode %.0f %%, and a decode engine steps whenever it holds a request", 100*pre, 100*dec)
+	slo := ""
+	if c.Above != nil {
+		slo = c.Above.FailedSLO
+	}
+	metric, _, _ := strings.Cut(slo, ":")
+	switch metric {
+	case "ttft":
+		return fmt.Sprintf("prefill pool (%s fails: TTFT is the prefill pool's queue, prefill and KV transfer; %s)", slo, shares)
+	case "tpot", "itl":
+		return fmt.Sprintf("decode pool (%s fails: %s is the decode pool's steps; %s)", slo, strings.ToUpper(metric), shares)
+	}
+	if pre >= 0.9 {
+		return fmt.Sprintf("prefill pool (%s)", shares)
+	}
+	return fmt.Sprintf("decode pool (%s)", shares)
 }
 
 // roundSig rounds x to n significant digits, so that the loads probed
