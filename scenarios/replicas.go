@@ -26,6 +26,10 @@ type Replicas struct {
 	// reported metrics (llm-d's EPP --refresh-metrics-interval, 50 ms by
 	// default); 0 = the router reads them live at every request. nil = 50.
 	MetricsIntervalMs *float64 `yaml:"metrics_interval_ms"`
+	// CountImplied is set (by frontier simulate) when router flags made
+	// this block and no one gave a count: with one replica the run then
+	// notes that the router routes nothing. Not a YAML key.
+	CountImplied bool `yaml:"-"`
 }
 
 // DefaultMetricsIntervalMs is llm-d's EPP default

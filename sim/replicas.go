@@ -45,7 +45,38 @@ func (st *Setup) resolveReplicas(sc *scenarios.Scenario) error {
 	if sc.Deployment != nil {
 		st.Pools[0].Instances = r.Count
 	}
+	if note := oneReplicaRouterNote(sc); note != "" {
+		st.Notes = append(st.Notes, note)
+	}
 	return nil
+}
+
+// oneReplicaRouterNote says that a router given for one replica routes
+// nothing (and what spreads a deployment's DP ranks instead), when router
+// flags were given without a replica count (scenarios.Replicas.
+// CountImplied: `--replicas 1 --router X`, e.g. a sweep's first point, is
+// the single deployment byte for byte); "" otherwise.
+func oneReplicaRouterNote(sc *scenarios.Scenario) string {
+	r := sc.Replicas
+	if r.Count != 1 || !r.CountImplied || (r.Router == "" && len(r.Weights) == 0 && r.MetricsIntervalMs == nil) || sc.Deployment == nil {
+		return ""
+	}
+	name := r.Router
+	if name == "" {
+		name = "weighted"
+		if len(r.Weights) == 0 {
+			name = "round-robin"
+		}
+	}
+	note := fmt.Sprintf("replicas.router (--router) %s routes requests between replicas (replicas.count, --replicas), and this deployment has one, so it routes nothing", name)
+	if dp := sc.Deployment.DataParallelSize; dp > 1 {
+		top := sc.Router
+		if top == "" {
+			top = "least_loaded"
+		}
+		note += fmt.Sprintf("; the %d data-parallel ranks of a vllm serve are balanced by vLLM's own DP balancer (the scenario's top-level router key: %s)", dp, top)
+	}
+	return note
 }
 
 // newPolicy builds the replicas' routing policy.

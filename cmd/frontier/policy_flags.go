@@ -32,7 +32,7 @@ func addPolicyFlags(fl *pflag.FlagSet, f *policyFlags) {
 	fl.StringVar(&f.schedulingPolicy, "scheduling-policy", "fcfs", "engine scheduling policy: "+strings.Join(engine.PolicyNames(), " | ")+
 		" (fcfs and priority as vLLM; sjf is not a vLLM policy, docs/POLICIES.md)")
 	fl.IntVar(&f.replicas, "replicas", 1, "independent vllm serve instances of the deployment behind a router (not DP ranks: each has its own engines, API servers and prefix cache)")
-	fl.StringVar(&f.router, "router", "round-robin", "the router in front of the replicas: "+strings.Join(router.Names(), " | ")+" (docs/POLICIES.md)")
+	fl.StringVar(&f.router, "router", "round-robin", "the router in front of the --replicas: "+strings.Join(router.Names(), " | ")+" (docs/POLICIES.md; not DP ranks, which vLLM's own balancer spreads: with one replica it routes nothing, and a note says so)")
 	fl.StringSliceVar(&f.weights, "router-weights", nil, "the weighted router's scorers, NAME=WEIGHT with NAME "+strings.Join(router.ScorerNames(), ", ")+
 		" (default: llm-d's profile prefix-cache=3,queue=2,kv-usage=2)")
 	fl.Float64Var(&f.metricsMs, "router-metrics-interval-ms", scenarios.DefaultMetricsIntervalMs, "how often the router refreshes the replicas' reported metrics, ms (llm-d's --refresh-metrics-interval; 0 = live)")
@@ -50,7 +50,7 @@ func applyPolicyFlags(sc *scenarios.Scenario, f *policyFlags, set func(string) b
 		return fmt.Errorf("%s: not for a disaggregated scenario; its pools' instances are behind the proxy (disaggregation.*.instances)", strings.Join(setFlags(set, routerFlags), ", "))
 	}
 	if sc.Replicas == nil {
-		sc.Replicas = &scenarios.Replicas{Count: 1}
+		sc.Replicas = &scenarios.Replicas{Count: 1, CountImplied: !set("replicas")}
 	}
 	r := sc.Replicas
 	if set("replicas") {

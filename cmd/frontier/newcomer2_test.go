@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// newcomer2 H1: --router without --replicas used to be ignored without a
+// word; now a note says it routes nothing, and what balances DP ranks.
+// (--replicas 1 --router X stays the single deployment byte for byte:
+// TestOneReplicaIsTheSingleDeployment.)
+func TestRouterWithoutReplicasIsNoted(t *testing.T) {
+	_, stderr, err := run(t, withTiny("--router", "prefix-cache", "--data-parallel-size", "2")...)
+	require.NoError(t, err)
+	assert.Contains(t, stderr, "note: replicas.router (--router) prefix-cache routes requests between replicas (replicas.count, --replicas), and this deployment has one, so it routes nothing; the 2 data-parallel ranks of a vllm serve are balanced by vLLM's own DP balancer (the scenario's top-level router key: least_loaded)\n")
+	_, stderr, err = run(t, withTiny("--router", "prefix-cache", "--replicas", "2")...)
+	require.NoError(t, err)
+	assert.NotContains(t, stderr, "routes nothing")
+}
+
+// The requests CSV reads back as a trace (its extra columns are ignored,
+// none is taken for a misspelt trace column: newcomer2 E2's guard).
+func TestRequestsCSVReadsBackAsATrace(t *testing.T) {
+	dir := t.TempDir()
+	reqs := filepath.Join(dir, "r.csv")
+	out, _, err := run(t, withTiny("--request-rate", "10", "--requests-csv", reqs)...)
+	require.NoError(t, err)
+	again, _, err := run(t, "simulate", "--quiet", "--dataset-path", reqs)
+	require.NoError(t, err)
+	assert.Equal(t, summaryInt(t, out, "Successful requests:"), summaryInt(t, again, "Successful requests:"))
+	assert.Equal(t, summaryInt(t, out, "Total input tokens:"), summaryInt(t, again, "Total input tokens:"))
+	// a misspelt column is refused, exit 2
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("arrival_s,prompt_tokens,output_tokens,priorty\n0,64,8,1\n"), 0o644))
+	requireBadInput(t, []string{"simulate", "--quiet", "--dataset-path", bad, "--scheduling-policy", "priority"}, `column "priorty" is not a trace column; did you mean "priority"?`)
+}
