@@ -142,7 +142,11 @@ func unknownQuantError(key, method string) error {
 		return fmt.Errorf("%s: quantization method %q is not priced: no operator table measures vLLM's %s (priced: %s)",
 			key, method, why, strings.Join(knownQuantMethods, ", "))
 	}
-	return fmt.Errorf("%s: unknown quantization method %q (allowed: %s)", key, method, strings.Join(knownQuantMethods, ", "))
+	unset := ""
+	if strings.HasSuffix(key, "quantization") { // a flag or key the user wrote, not a config.json's quant_method
+		unset = "; or null, --quantization None: the checkpoint's own, as vLLM reads an unset optional argument"
+	}
+	return fmt.Errorf("%s: unknown quantization method %q (allowed: %s%s)", key, method, strings.Join(knownQuantMethods, ", "), unset)
 }
 
 // QuantFromFlag is the quantization `vllm serve --quantization METHOD`

@@ -50,7 +50,7 @@ func CheckNames(sc *scenarios.Scenario) error {
 			return fmt.Errorf("%s.model: %w", x.path, err)
 		}
 		if q := x.d.Quantization; q != "" && !profiles.IsQuantMethod(q) {
-			return fmt.Errorf("%s.quantization: unknown quantization method %q (allowed: %s)", x.path, q, strings.Join(profiles.KnownQuantMethods(), ", "))
+			return fmt.Errorf("%s.quantization: unknown quantization method %q (allowed: %s; or null, --quantization None: the checkpoint's own, as vLLM reads an unset optional argument)", x.path, q, strings.Join(profiles.KnownQuantMethods(), ", "))
 		}
 		if _, _, err := schedulingPolicy(x.d, x.path); err != nil {
 			return err

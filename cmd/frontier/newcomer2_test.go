@@ -38,3 +38,21 @@ func TestRequestsCSVReadsBackAsATrace(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("arrival_s,prompt_tokens,output_tokens,priorty\n0,64,8,1\n"), 0o644))
 	requireBadInput(t, []string{"simulate", "--quiet", "--dataset-path", bad, "--scheduling-policy", "priority"}, `column "priorty" is not a trace column; did you mean "priority"?`)
 }
+
+// newcomer2 A1: a sweep could not vary between the checkpoint's own
+// weights and fp8 (`--vary quantization=,fp8`: empty value;
+// `quantization=none,fp8`: unknown method). vLLM reads an optional
+// argument's "None" as unset (arg_utils.optional_type), and so does
+// --quantization now.
+func TestQuantizationNoneIsTheCheckpointsOwn(t *testing.T) {
+	plain, _, err := run(t, withTiny()...)
+	require.NoError(t, err)
+	none, _, err := run(t, withTiny("--quantization", "None")...)
+	require.NoError(t, err)
+	assert.Equal(t, plain, none)
+	out, _, err := run(t, "sweep", "--num-prompts", "20", "--random-input-len", "64", "--random-output-len", "8", "--vary", "quantization=None,fp8")
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^0\s+None\s+1\s+20\s`, out)
+	assert.Regexp(t, `(?m)^1\s+fp8\s+1\s+20\s`, out)
+	requireBadInput(t, withTiny("--quantization", "none"), `unknown quantization method "none"`, "--quantization None: the checkpoint's own, as vLLM reads an unset optional argument")
+}

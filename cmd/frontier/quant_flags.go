@@ -19,7 +19,7 @@ type quantFlags struct {
 // addQuantFlags registers --quantization (-q), vLLM's name and short form.
 func addQuantFlags(fl *pflag.FlagSet, f *quantFlags) {
 	fl.StringVarP(&f.quantization, "quantization", "q", "", "weight quantization method: "+strings.Join(profiles.KnownQuantMethods(), " | ")+
-		" (default: the checkpoint's quantization_config; fp8 quantizes a 16-bit checkpoint online)")
+		" (default, or None: the checkpoint's quantization_config; fp8 quantizes a 16-bit checkpoint online)")
 	fl.StringVar(&f.vllmVersion, "vllm-version", "", "vLLM version of the operator tables (embedded versions per GPU: frontier hardware; default: the GPU's default set)")
 }
 
@@ -31,9 +31,14 @@ func applyTableFlags(sc *scenarios.Scenario, f *quantFlags, set func(string) boo
 }
 
 // applyQuantFlags copies the quantization flags the user set into the
-// deployment.
+// deployment. "None" is unset, as vLLM's optional arguments read it
+// (vllm/engine/arg_utils.py optional_type: "" or "None" → None), so a
+// sweep can vary it: --vary quantization=None,fp8.
 func applyQuantFlags(d *scenarios.Deployment, f *quantFlags, set func(string) bool) {
 	if set("quantization") {
 		d.Quantization = f.quantization
+		if d.Quantization == "None" {
+			d.Quantization = ""
+		}
 	}
 }
