@@ -31,12 +31,12 @@ with the LLM class's batch defaults.`,
 }
 
 // engineFlags gives an offline benchmark command the engine flags of
-// `frontier simulate` (vllm serve's names, plus --hardware, --profile-dir
-// and --calibration): a simulate command's flags, shared, so its
-// buildScenario reads them.
+// `frontier simulate` (vllm serve's names, plus --hardware, --profile-dir,
+// --vllm-version, --predictor and --calibration): a simulate command's
+// flags, shared, so its buildScenario reads them.
 func engineFlags(cmd *cobra.Command) (*cobra.Command, *simFlags) {
 	simCmd, f := simulateCommand()
-	for _, n := range append([]string{"hardware", "profile-dir", "calibration"}, deploymentFlags...) {
+	for _, n := range append([]string{"hardware", "profile-dir", "vllm-version", "predictor", "calibration"}, deploymentFlags...) {
 		if n == "api-server-count" {
 			continue // a vllm serve front-end flag, not EngineArgs': the LLM class has no API server
 		}

@@ -56,3 +56,27 @@ func TestQuantizationNoneIsTheCheckpointsOwn(t *testing.T) {
 	assert.Regexp(t, `(?m)^1\s+fp8\s+1\s+20\s`, out)
 	requireBadInput(t, withTiny("--quantization", "none"), `unknown quantization method "none"`, "--quantization None: the checkpoint's own, as vLLM reads an unset optional argument")
 }
+
+// newcomer2 A5: the offline benchmarks took no --vllm-version (nor
+// --predictor), so the H100/H200 comparison the README explains by table
+// versions could not be checked on one version.
+func TestBenchTakesTheTableFlags(t *testing.T) {
+	for _, b := range [][]string{
+		{"bench", "latency", "--num-iters-warmup", "0", "--num-iters", "1", "--input-len", "512", "--output-len", "16", "--hardware", "h100-sxm"},
+		{"bench", "throughput", "--input-len", "512", "--output-len", "16", "--num-prompts", "50", "--hardware", "h100-sxm"},
+	} {
+		def, _, err := run(t, b...)
+		require.NoError(t, err)
+		same, _, err := run(t, append(b, "--vllm-version", "0.14.0")...) // h100-sxm's default set
+		require.NoError(t, err)
+		assert.Equal(t, def, same)
+		other, stderr, err := run(t, append(b, "--vllm-version", "0.19.0")...)
+		require.NoError(t, err)
+		assert.NotEqual(t, def, other, "another table set prices the steps differently")
+		assert.NotContains(t, stderr, "error")
+		reg, _, err := run(t, append(b, "--predictor", "regression")...)
+		require.NoError(t, err)
+		assert.NotEqual(t, def, reg)
+		requireBadInput(t, append(b, "--vllm-version", "9.9.9"), "--vllm-version")
+	}
+}
