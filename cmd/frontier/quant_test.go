@@ -49,7 +49,7 @@ func TestQuantizationAndHardwareRefusals(t *testing.T) {
 		{"table version malformed", "", []string{"--vllm-version", "latest"},
 			`--vllm-version: must be a vLLM version such as 0.24.0, got "latest"`},
 		{"unknown method flag", "", []string{"-q", "foo"},
-			`--quantization: unknown quantization method "foo" ` + allowed},
+			`--quantization: unknown quantization method "foo" ` + strings.TrimSuffix(allowed, ")") + `; or unset, --quantization None: the checkpoint's own, as vLLM reads an unset optional argument)`},
 		{"unknown method in config", "", []string{"--model", foo},
 			`--model: model ` + foo + `: config.json quantization_config.quant_method: unknown quantization method "foo" ` + allowed},
 		{"vLLM method no table prices", "", []string{"-q", "bitsandbytes"},
