@@ -84,6 +84,7 @@ func New(cfg Config) (*Predictor, error) {
 	if err := p.buildGemms(); err != nil {
 		return nil, err
 	}
+	p.Notes = append(p.Notes, p.quantGemmNote()...)
 	if m.IsMLA() {
 		if p.attn, err = NewMLAAttention(cfg.Tables, m, cfg.KVDtype); err != nil {
 			return nil, err
