@@ -58,6 +58,16 @@ type File struct {
 	// cells' gated metrics at the fit.
 	Objective   float64 `json:"objective"`
 	Evaluations int     `json:"evaluations"`
+	// Passed and Failed count the training cells' gate verdicts at the fit
+	// (Verdicts); the Start fields are the objective and verdicts at the
+	// search's first point (the start file's values; a zero one starts at
+	// half its scale). The fit minimises the objective, not the failures:
+	// a cell near the 10 % line can flip either way.
+	Passed         int     `json:"passed"`
+	Failed         int     `json:"failed"`
+	StartObjective float64 `json:"start_objective"`
+	StartPassed    int     `json:"start_passed"`
+	StartFailed    int     `json:"start_failed"`
 	// Residuals are the training rows at the fit (rel_err per metric).
 	Residuals []Row `json:"residuals"`
 }
@@ -148,6 +158,7 @@ func Fit(cells []*Cell, opt FitOptions) (*File, error) {
 	}
 	evals := 0
 	var evalErr error
+	var startRows []Row
 	bestF, bestX := math.Inf(1), []float64(nil)
 	f := func(x []float64) float64 {
 		h := hostAt(x)
@@ -158,6 +169,9 @@ func Fit(cells []*Cell, opt FitOptions) (*File, error) {
 			return math.Inf(1)
 		}
 		v := Objective(rows)
+		if evals == 1 {
+			startRows = rows
+		}
 		if v < bestF {
 			bestF, bestX = v, append([]float64(nil), x...)
 		}
@@ -197,7 +211,10 @@ func Fit(cells []*Cell, opt FitOptions) (*File, error) {
 		Hardware: cells[0].Setup.Hardware.Name, VLLM: "0.1x (V1 engine, early 2026)",
 		Created: time.Now().UTC().Format(time.RFC3339), Host: best, Fitted: map[string]float64{},
 		Objective: Objective(rows), Evaluations: evals, Residuals: rows,
+		StartObjective: Objective(startRows),
 	}
+	file.Passed, file.Failed = Verdicts(rows)
+	file.StartPassed, file.StartFailed = Verdicts(startRows)
 	for _, p := range FitParams {
 		file.Fitted[p.Name] = *p.Field(&best)
 	}

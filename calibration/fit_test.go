@@ -76,3 +76,29 @@ func TestObjectiveIgnoresOverloadAndReported(t *testing.T) {
 	}
 	assert.InDelta(t, (0.01+0.04)/2, Objective(rows), 1e-12)
 }
+
+// newcomer2 D1: rerunning the README's fit lowered the objective
+// (0.00152 → 0.00151) and lost a gate cell (14 → 13 of 18), and calibrate
+// printed neither where it started nor the verdicts. The file records the
+// objective and the training verdicts at the start, beside the fit's.
+func TestFitRecordsItsStart(t *testing.T) {
+	start := predictor.DefaultHost()
+	for _, p := range FitParams { // nonzero: the search starts exactly at the start's values
+		if *p.Field(&start) == 0 {
+			*p.Field(&start) = p.Scale
+		}
+	}
+	truth := start
+	truth.RequestOverheadNs = 4e6
+	cells := []*Cell{synthCell(t, "meta-llama/Llama-2-7b-hf", truth)}
+	f, err := Fit(cells, FitOptions{Start: start, MaxEvals: 4, Workers: 2})
+	require.NoError(t, err)
+	rows, err := EvaluateAll(cells, &start, 2)
+	require.NoError(t, err)
+	assert.Equal(t, Objective(rows), f.StartObjective)
+	p, fl := Verdicts(rows)
+	assert.Equal(t, [2]int{p, fl}, [2]int{f.StartPassed, f.StartFailed})
+	p, fl = Verdicts(f.Residuals)
+	assert.Equal(t, [2]int{p, fl}, [2]int{f.Passed, f.Failed})
+	assert.LessOrEqual(t, f.Objective, f.StartObjective, "the fit keeps the best point evaluated, the start included")
+}

@@ -77,7 +77,9 @@ files or substrings of scenario file names under --cells (for example
 			if err := file.Write(out); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "objective %.5f after %d evaluations; fitted:\n", file.Objective, file.Evaluations)
+			fmt.Fprintf(cmd.OutOrStdout(), "objective %.5f after %d evaluations (start: %.5f); training cells %d passed, %d failed (start: %d passed, %d failed)\n",
+				file.Objective, file.Evaluations, file.StartObjective, file.Passed, file.Failed, file.StartPassed, file.StartFailed)
+			fmt.Fprintf(cmd.OutOrStdout(), "(the fit minimises the objective, the mean squared relative error of the gated metrics, not the failures: a cell near the 10 %% line can flip either way; frontier gate --calibration FILE reports every cell)\nfitted:\n")
 			for _, p := range calibration.FitParams {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %-22s %12.1f ns\n", p.Name, file.Fitted[p.Name])
 			}
