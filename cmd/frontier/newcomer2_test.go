@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +83,32 @@ func TestBenchTakesTheTableFlags(t *testing.T) {
 		assert.NotEqual(t, def, reg)
 		requireBadInput(t, append(b, "--vllm-version", "9.9.9"), "--vllm-version")
 	}
+}
+
+// newcomer2 H3: vllm bench serve takes any --metric-percentiles numpy
+// does, [0, 100] (np.percentile: 0 is the minimum, 100 the maximum), and
+// writes p0_… and p100_… keys; frontier refused 100.
+func TestMetricPercentilesZeroAndHundred(t *testing.T) {
+	dir := t.TempDir()
+	res, reqs := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	out, _, err := run(t, withTiny("--request-rate", "20", "--metric-percentiles", "0,100", "--save-result", "--result-filename", res, "--requests-csv", reqs)...)
+	require.NoError(t, err)
+	var v map[string]any
+	b, err := os.ReadFile(res)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &v))
+	rows, err := os.ReadFile(reqs)
+	require.NoError(t, err)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, line := range strings.Split(strings.TrimSpace(string(rows)), "\n")[1:] {
+		f, err := strconv.ParseFloat(strings.Split(line, ",")[8], 64) // ttft_ms
+		require.NoError(t, err)
+		lo, hi = math.Min(lo, f), math.Max(hi, f)
+	}
+	assert.InDelta(t, lo, v["p0_ttft_ms"], 1e-6)
+	assert.InDelta(t, hi, v["p100_ttft_ms"], 1e-6)
+	assert.Contains(t, out, "P0 TTFT (ms):")
+	assert.Contains(t, out, "P100 TTFT (ms):")
+	requireBadInput(t, withTiny("--metric-percentiles", "100.5"), "--metric-percentiles: each must be a number in [0, 100]")
+	requireBadInput(t, withTiny("--metric-percentiles", "-1"), "--metric-percentiles: each must be a number in [0, 100]")
 }

@@ -136,7 +136,7 @@ scenarios/README.md) and/or flags named as in 'vllm serve' and
 	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "accepted as in vllm bench serve: simulated requests always generate their full output length")
 	fl.StringVar(&f.requestsCSV, "requests-csv", "", "write one row per request to FILE")
 	fl.StringVar(&f.stepsCSV, "steps-csv", "", "write one row per engine step to FILE")
-	fl.StringVar(&f.percentiles, "metric-percentiles", "99", "comma-separated percentiles to report")
+	fl.StringVar(&f.percentiles, "metric-percentiles", "99", "comma-separated percentiles to report, each in [0, 100] (np.percentile: 0 is the minimum, 100 the maximum)")
 	fl.StringSliceVar(&f.goodput, "goodput", nil, "SLOs for request goodput, KEY:VALUE in ms with KEY ttft, tpot or e2el (space-separated as in vllm bench serve, comma-separated or repeated)")
 	fl.BoolVar(&f.saveDetailed, "save-detailed", false, "not written: per-request detail is --requests-csv FILE")
 	fl.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are printed (ttft,tpot,itl,e2el)")
@@ -157,13 +157,13 @@ func parsePercentiles(s string) ([]float64, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || !(v > 0 && v < 100) || len(p) > 12 {
-			return nil, fmt.Errorf("--metric-percentiles: each must be a number in (0, 100), got %q", p)
+		if err != nil || !(v >= 0 && v <= 100) || len(p) > 12 { // np.percentile's range, as bench serve takes it
+			return nil, fmt.Errorf("--metric-percentiles: each must be a number in [0, 100], got %q", p)
 		}
 		out = append(out, v)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--metric-percentiles: give at least one percentile in (0, 100), for example 99 or 50,90,99; got %q", s)
+		return nil, fmt.Errorf("--metric-percentiles: give at least one percentile in [0, 100], for example 99 or 50,90,99; got %q", s)
 	}
 	return out, nil
 }

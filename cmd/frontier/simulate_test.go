@@ -259,7 +259,7 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		{"trace missing", []string{"simulate", "--quiet", "--dataset-path", filepath.Join(dir, "nope.csv")}, []string{"--dataset-path: ", "nope.csv"}},
 		{"trace bad row", []string{"simulate", "--quiet", "--dataset-path", badTrace}, []string{"line 3", "prompt_tokens", `"-3"`}},
 		{"random flags on a trace", withTiny("--dataset-path", badTrace), []string{"--num-prompts", "only for the random dataset"}},
-		{"metric-percentiles 150", withTiny("--metric-percentiles", "150"), []string{"--metric-percentiles", `"150"`, "(0, 100)"}},
+		{"metric-percentiles 150", withTiny("--metric-percentiles", "150"), []string{"--metric-percentiles", `"150"`, "[0, 100]"}},
 		{"metric-percentiles x", withTiny("--metric-percentiles", "50,x"), []string{"--metric-percentiles", `"x"`}},
 		{"metric-percentiles empty", withTiny("--metric-percentiles", ","), []string{"--metric-percentiles", "at least one"}},
 		{"ignore-eos false", withTiny("--ignore-eos=false"), []string{"--ignore-eos=false", "not simulated"}},
