@@ -85,6 +85,44 @@ func (w *Workload) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(w))
 }
 
+// UnmarshalYAML records which required keys the block leaves out.
+func (r *RandomData) UnmarshalYAML(n *yaml.Node) error {
+	type plain RandomData
+	if err := n.Decode((*plain)(r)); err != nil {
+		return err
+	}
+	r.omitted = omittedKeys(n, "num_prompts", "input_len", "output_len")
+	return nil
+}
+
+// UnmarshalYAML records which required keys the block leaves out.
+func (p *SharedPrefix) UnmarshalYAML(n *yaml.Node) error {
+	type plain SharedPrefix
+	if err := n.Decode((*plain)(p)); err != nil {
+		return err
+	}
+	p.omitted = omittedKeys(n, "num_groups", "num_prompts_per_group", "question_len", "output_len")
+	return nil
+}
+
+// omittedKeys lists the keys of required that mapping n lacks (or sets to
+// null).
+func omittedKeys(n *yaml.Node, required ...string) []string {
+	var out []string
+	for _, k := range required {
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k && n.Content[i+1].Tag != "!!null" {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // PrefixCaching reports enable_prefix_caching (default on).
 func (d *Deployment) PrefixCaching() bool {
 	return d.EnablePrefixCaching == nil || *d.EnablePrefixCaching

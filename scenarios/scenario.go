@@ -136,6 +136,9 @@ type RandomData struct {
 	// PrefixLen is bench serve's --random-prefix-len: tokens of one random
 	// prefix shared by every prompt, before its input_len tokens.
 	PrefixLen int `yaml:"prefix_len"`
+	// omitted lists the required keys the YAML block left out, so that
+	// Validate says "required" rather than "got 0".
+	omitted []string
 }
 
 // SharedPrefix is inference-perf's shared_prefix data generator.
@@ -147,7 +150,8 @@ type SharedPrefix struct {
 	OutputLen          int `yaml:"output_len"`        // tokens generated (ignore_eos)
 	// PromptLen is the measured prompt length (system + question +
 	// template), tokens; 0 = system_prompt_len + question_len.
-	PromptLen int `yaml:"prompt_len"`
+	PromptLen int      `yaml:"prompt_len"`
+	omitted   []string // required keys the YAML block left out (RandomData.omitted)
 }
 
 // TraceData replays requests from a CSV file.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -24,7 +25,7 @@ var Dtypes = []string{"auto", "bfloat16", "float16", "half"}
 // its key path and what is allowed.
 func (s *Scenario) Validate() error {
 	if s.Hardware == "" {
-		return errors.New("hardware: required (h100-sxm | h200-sxm | h800)")
+		return errors.New("hardware: required (a GPU preset: frontier hardware lists them)")
 	}
 	if s.VLLMVersion != "" && !versionPattern.MatchString(s.VLLMVersion) {
 		return fmt.Errorf("vllm_version: must be a vLLM version such as 0.24.0, got %q", s.VLLMVersion)
@@ -159,14 +160,13 @@ func (w *Workload) Validate() error {
 		if r == nil {
 			return errors.New("workload.random: required when dataset is random")
 		}
-		if err := positive("workload.random.num_prompts", r.NumPrompts); err != nil {
-			return err
-		}
-		if err := positive("workload.random.input_len", r.InputLen); err != nil {
-			return err
-		}
-		if err := positive("workload.random.output_len", r.OutputLen); err != nil {
-			return err
+		for _, c := range []struct {
+			key string
+			v   int
+		}{{"num_prompts", r.NumPrompts}, {"input_len", r.InputLen}, {"output_len", r.OutputLen}} {
+			if err := requiredPositive("workload.random."+c.key, c.v, r.omitted); err != nil {
+				return err
+			}
 		}
 		if !(r.RangeRatio >= 0 && r.RangeRatio < 1) {
 			return fmt.Errorf("workload.random.range_ratio: must be in [0, 1), got %g", r.RangeRatio)
@@ -186,7 +186,7 @@ func (w *Workload) Validate() error {
 			{"num_groups", p.NumGroups}, {"num_prompts_per_group", p.NumPromptsPerGroup},
 			{"question_len", p.QuestionLen}, {"output_len", p.OutputLen},
 		} {
-			if err := positive("workload.shared_prefix."+c.key, c.v); err != nil {
+			if err := requiredPositive("workload.shared_prefix."+c.key, c.v, p.omitted); err != nil {
 				return err
 			}
 		}
@@ -247,6 +247,15 @@ func (a *Arrivals) Validate() error {
 		return fmt.Errorf("workload.arrivals.timeout_s: must be > 0 s or null, got %g", *a.TimeoutS)
 	}
 	return nil
+}
+
+// requiredPositive is positive for a required key, which says "required"
+// when the YAML left it out (and nothing set it since).
+func requiredPositive(key string, v int, omitted []string) error {
+	if v == 0 && slices.Contains(omitted, key[strings.LastIndexByte(key, '.')+1:]) {
+		return fmt.Errorf("%s: required (an integer ≥ 1)", key)
+	}
+	return positive(key, v)
 }
 
 func positive(key string, v int) error {
