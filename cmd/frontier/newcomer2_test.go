@@ -112,3 +112,15 @@ func TestMetricPercentilesZeroAndHundred(t *testing.T) {
 	requireBadInput(t, withTiny("--metric-percentiles", "100.5"), "--metric-percentiles: each must be a number in [0, 100]")
 	requireBadInput(t, withTiny("--metric-percentiles", "-1"), "--metric-percentiles: each must be a number in [0, 100]")
 }
+
+// newcomer2 H4: a scenario file without name: printed an empty Scenario:
+// line, and a missing file's error did not name --scenario.
+func TestScenarioFileWithoutNameAndMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("hardware: h200-sxm\ndeployment: {model: meta-llama/Llama-3.1-8B-Instruct}\nworkload:\n  random: {num_prompts: 10, input_len: 64, output_len: 8}\n"), 0o644))
+	out, _, err := run(t, "simulate", "--quiet", "--scenario", file)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^Scenario:\s+mine\.yaml$`, out)
+	requireBadInput(t, []string{"simulate", "--scenario", filepath.Join(dir, "nope.yaml")}, "--scenario: open "+filepath.Join(dir, "nope.yaml")+": no such file or directory")
+}

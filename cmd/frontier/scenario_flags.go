@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,7 +58,14 @@ func buildScenario(cmd *cobra.Command, f *simFlags) (*scenarios.Scenario, error)
 	if f.scenario != "" {
 		var err error
 		if sc, err = scenarios.Load(f.scenario); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("--scenario: %w", pe)
+			}
 			return nil, err
+		}
+		if sc.Name == "" { // name is free text and optional: reports say which file
+			sc.Name = filepath.Base(f.scenario)
 		}
 	} else {
 		sc = defaultScenario()
