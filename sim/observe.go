@@ -82,7 +82,11 @@ type EngineSpec struct {
 	ID     int
 	Pool   string // "" co-located | prefill | decode
 	DPRank int
-	PP     int // pipeline stages
+	// Instance is the engine's vllm serve within its pool: the replica
+	// (--replicas) of a co-located deployment, the instance of a
+	// disaggregated pool; Instances is how many the pool has.
+	Instance, Instances int
+	PP                  int // pipeline stages
 	// KVBlocks is num_gpu_blocks (the null block included); MaxModelLen
 	// its max_model_len, tokens.
 	KVBlocks, MaxModelLen int
@@ -91,9 +95,18 @@ type EngineSpec struct {
 // EngineSpecs lists the simulation's engine cores in ID order.
 func (s *Sim) EngineSpecs() []EngineSpec {
 	out := make([]EngineSpec, len(s.cores))
+	instance := map[string]int{} // a pool's engines are consecutive, each instance's DP ranks from 0
 	for i, c := range s.cores {
 		cfg := c.Sched.Config()
-		out[i] = EngineSpec{ID: c.ID, Pool: c.Pool, DPRank: c.DPRank, PP: max(c.PP, 1), KVBlocks: cfg.NumBlocks, MaxModelLen: cfg.MaxModelLen}
+		if _, seen := instance[c.Pool]; seen && c.DPRank == 0 {
+			instance[c.Pool]++
+		} else if !seen {
+			instance[c.Pool] = 0
+		}
+		out[i] = EngineSpec{ID: c.ID, Pool: c.Pool, DPRank: c.DPRank, Instance: instance[c.Pool], PP: max(c.PP, 1), KVBlocks: cfg.NumBlocks, MaxModelLen: cfg.MaxModelLen}
+	}
+	for i := range out {
+		out[i].Instances = instance[out[i].Pool] + 1
 	}
 	return out
 }

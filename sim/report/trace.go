@@ -129,7 +129,14 @@ func (t *Trace) begin(engines []sim.EngineSpec, model string) {
 		if e.Pool != "" {
 			name = fmt.Sprintf("%s engine %d", e.Pool, e.ID)
 		}
-		name += fmt.Sprintf(" (DP rank %d, %s)", e.DPRank, model)
+		which := ""
+		if e.Instances > 1 { // several vllm serve: say which this engine belongs to
+			which = fmt.Sprintf("replica %d, ", e.Instance)
+			if e.Pool != "" {
+				which = fmt.Sprintf("instance %d, ", e.Instance)
+			}
+		}
+		name += fmt.Sprintf(" (%sDP rank %d, %s)", which, e.DPRank, model)
 		t.engines[i].pool = e.Pool
 		t.event(fmt.Sprintf(`{"name":"process_name","ph":"M","pid":%d,"args":{"name":%q}}`, pid, name))
 		t.event(fmt.Sprintf(`{"name":"process_sort_index","ph":"M","pid":%d,"args":{"sort_index":%d}}`, pid, pid))
