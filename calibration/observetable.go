@@ -130,7 +130,7 @@ func median(xs []float64) float64 {
 
 // RenderObservations writes one Markdown table of a run's bins.
 func RenderObservations(w io.Writer, run string, bins []ObservationBin) error {
-	fmt.Fprintf(w, "%s\n\n", run)
+	fmt.Fprintf(w, "### %s\n\n", run)
 	fmt.Fprintln(w, "| running | context | real n | real batch × ctx | real ms/token | sim n | sim ms/token | decode step ms | real / step |")
 	fmt.Fprintln(w, "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
 	for _, b := range bins {
