@@ -72,7 +72,14 @@ func (g *gridData) at(batch, x float64) (float64, bool) {
 // it does): the farther of the batch axis and x on the rows it reads.
 func (g *gridData) reach(batch, x float64, xName string) Reach {
 	i, j, _, _ := g.batch.bracket(batch)
-	return farther(beyond("batch", g.batch, batch), beyond(xName, g.rows[i].x, x), beyond(xName, g.rows[j].x, x))
+	row := func(k int) Reach { // a row's x range depends on its batch: say which
+		r := beyond(xName, g.rows[k].x, x)
+		if r.Axis != "" {
+			r.At = fmt.Sprintf(" at batch %.6g", g.batch.v[k])
+		}
+		return r
+	}
+	return farther(beyond("batch", g.batch, batch), row(i), row(j))
 }
 
 type headKey struct{ h, kv int64 }

@@ -42,6 +42,13 @@ type Reach struct {
 	Axis    string
 	X, Edge float64
 	Why     string
+	// Near says Edge is the nearest measured value inside the grid's
+	// range (an unmeasured width between measured ones), not a grid edge;
+	// At qualifies Edge when the axis's range depends on another
+	// coordinate (" at batch 512": the longest context measured at that
+	// batch).
+	Near bool
+	At   string
 }
 
 // Out says whether the shape was extrapolated.
@@ -61,12 +68,16 @@ func (r Reach) Factor() float64 {
 }
 
 // String is the reach as the summary prints it: "n 128256 = 1.96× the
-// table's 65536", or the reason.
+// table's 65536", "context 620 = 4.84× the table's 128 at batch 512",
+// "width 4608 = 0.9× the nearest measured 5120", or the reason.
 func (r Reach) String() string {
 	if r.Axis == "" {
 		return r.Why
 	}
-	return fmt.Sprintf("%s %.6g = %.3g× the table's %.6g", r.Axis, r.X, r.X/r.Edge, r.Edge)
+	if r.Near {
+		return fmt.Sprintf("%s %.6g = %.3g× the nearest measured %.6g%s", r.Axis, r.X, r.X/r.Edge, r.Edge, r.At)
+	}
+	return fmt.Sprintf("%s %.6g = %.3g× the table's %.6g%s", r.Axis, r.X, r.X/r.Edge, r.Edge, r.At)
 }
 
 // beyond is the reach of x on grid axis a, named name: zero inside.

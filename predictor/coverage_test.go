@@ -17,6 +17,11 @@ func TestReachFactorAndText(t *testing.T) {
 		{"inside", Reach{}, 0, ""},
 		{"above the grid", Reach{Axis: "n", X: 128256, Edge: 65536}, 128256.0 / 65536, "n 128256 = 1.96× the table's 65536"},
 		{"below the grid", Reach{Axis: "n", X: 16, Edge: 32}, 2, "n 16 = 0.5× the table's 32"},
+		// newcomer2 H5: "width 4608 = 0.9× the table's 5120" read as
+		// beyond the grid; "context 620 = 4.84× the table's 128" hid that
+		// 128 is the longest context measured at the largest batch
+		{"between measured widths", Reach{Axis: "width", X: 4608, Edge: 5120, Near: true}, 5120.0 / 4608, "width 4608 = 0.9× the nearest measured 5120"},
+		{"a row's range", Reach{Axis: "context", X: 620, Edge: 128, At: " at batch 512"}, 620.0 / 128, "context 620 = 4.84× the table's 128 at batch 512"},
 		{"out with no axis", Reach{Why: "no table for 16 GPUs: bandwidth estimate"}, 1, "no table for 16 GPUs: bandwidth estimate"},
 	}
 	for _, tc := range tests {

@@ -3,6 +3,7 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"frontier/profiles"
@@ -161,7 +162,8 @@ func (e *Elementwise) Ms(op string, tokens, width int) float64 {
 	}
 	if c.widths[i] != w {
 		y *= w / c.widths[i]
-		r = farther(r, Reach{Axis: "width", X: w, Edge: c.widths[i]})
+		inside := w > slices.Min(c.widths) && w < slices.Max(c.widths) // a width between measured ones
+		r = farther(r, Reach{Axis: "width", X: w, Edge: c.widths[i], Near: inside})
 	}
 	e.Cov.note(op, r, func() string { return fmt.Sprintf("tokens=%d width=%d", tokens, width) })
 	return y
