@@ -14,26 +14,29 @@ import (
 
 // help texts are vLLM 0.11.0's documentation strings (loggers.py).
 var help = map[string]string{
-	MetricRunning:                 "Number of requests in model execution batches.",
-	MetricWaiting:                 "Number of requests waiting to be processed.",
-	MetricKVUsage:                 "KV-cache usage. 1 means 100 percent usage.",
-	MetricPromptTokens:            "Number of prefill tokens processed.",
-	MetricGenerationTokens:        "Number of generation tokens processed.",
-	MetricPreemptions:             "Cumulative number of preemption from the engine.",
-	MetricPrefixQueries:           "Prefix cache queries, in terms of number of queried tokens.",
-	MetricPrefixHits:              "Prefix cache hits, in terms of number of cached tokens.",
-	MetricSuccess:                 "Count of successfully processed requests.",
-	MetricTTFT:                    "Histogram of time to first token in seconds.",
-	MetricITL:                     "Histogram of inter-token latency in seconds.",
-	MetricTPOTDeprecated:          "Histogram of time per output token in seconds.DEPRECATED: Use vllm:inter_token_latency_seconds instead.",
-	MetricE2E:                     "Histogram of e2e request latency in seconds.",
-	MetricQueueTime:               "Histogram of time spent in WAITING phase for request.",
-	MetricInferenceTime:           "Histogram of time spent in RUNNING phase for request.",
-	MetricPrefillTime:             "Histogram of time spent in PREFILL phase for request.",
-	MetricDecodeTime:              "Histogram of time spent in DECODE phase for request.",
-	MetricRequestPromptTokens:     "Number of prefill tokens processed.",
-	MetricRequestGenerationTokens: "Number of generation tokens processed.",
-	MetricIterationTokens:         "Histogram of number of tokens per engine_step.",
+	MetricRunning:                       "Number of requests in model execution batches.",
+	MetricWaiting:                       "Number of requests waiting to be processed.",
+	MetricKVUsage:                       "KV-cache usage. 1 means 100 percent usage.",
+	MetricPromptTokens:                  "Number of prefill tokens processed.",
+	MetricGenerationTokens:              "Number of generation tokens processed.",
+	MetricPreemptions:                   "Cumulative number of preemption from the engine.",
+	MetricPrefixQueries:                 "Prefix cache queries, in terms of number of queried tokens.",
+	MetricPrefixHits:                    "Prefix cache hits, in terms of number of cached tokens.",
+	MetricSuccess:                       "Count of successfully processed requests.",
+	MetricTTFT:                          "Histogram of time to first token in seconds.",
+	MetricITL:                           "Histogram of inter-token latency in seconds.",
+	MetricTPOTDeprecated:                "Histogram of time per output token in seconds.DEPRECATED: Use vllm:inter_token_latency_seconds instead.",
+	MetricE2E:                           "Histogram of e2e request latency in seconds.",
+	MetricQueueTime:                     "Histogram of time spent in WAITING phase for request.",
+	MetricInferenceTime:                 "Histogram of time spent in RUNNING phase for request.",
+	MetricPrefillTime:                   "Histogram of time spent in PREFILL phase for request.",
+	MetricDecodeTime:                    "Histogram of time spent in DECODE phase for request.",
+	MetricRequestPromptTokens:           "Number of prefill tokens processed.",
+	MetricRequestGenerationTokens:       "Number of generation tokens processed.",
+	MetricIterationTokens:               "Histogram of number of tokens per engine_step.",
+	MetricRequestParamsMaxTokens:        "Histogram of the max_tokens request parameter.",
+	MetricRequestMaxNumGenerationTokens: "Histogram of maximum number of requested generation tokens.",
+	MetricRequestParamsN:                "Histogram of the n request parameter.",
 }
 
 // WriteMetrics writes the end-of-run state of every engine core in the
@@ -96,6 +99,9 @@ func (r *Recorder) WriteMetrics(w io.Writer) error {
 	histogram(MetricRequestPromptTokens, func(e *engineAcc) *Histogram { return e.h.promptTokens })
 	histogram(MetricRequestGenerationTokens, func(e *engineAcc) *Histogram { return e.h.generationTokens })
 	histogram(MetricIterationTokens, func(e *engineAcc) *Histogram { return e.h.iterationTokens })
+	histogram(MetricRequestParamsMaxTokens, func(e *engineAcc) *Histogram { return e.h.generationTokens })
+	histogram(MetricRequestMaxNumGenerationTokens, func(e *engineAcc) *Histogram { return e.h.generationTokens })
+	histogram(MetricRequestParamsN, func(e *engineAcc) *Histogram { return paramsN(e.h.generationTokens.Count) })
 	slices.SortFunc(fams, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
 	bw := bufio.NewWriter(w)
 	for _, f := range fams {
@@ -104,6 +110,13 @@ func (r *Recorder) WriteMetrics(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// paramsN is vllm:request_params_n for n finished requests of n = 1.
+func paramsN(n uint64) *Histogram {
+	h := NewHistogram(BucketsParamsN, 1)
+	h.Counts[0], h.Count, h.SumRaw = n, n, int64(n)
+	return h
 }
 
 func family(name string, t dto.MetricType) *dto.MetricFamily {

@@ -69,6 +69,16 @@ const (
 	// Histograms of counts, tokens.
 	MetricRequestPromptTokens     = "vllm:request_prompt_tokens"
 	MetricRequestGenerationTokens = "vllm:request_generation_tokens"
+	// The request parameters, observed once per finished request as the
+	// token counts are (OutputProcessor._update_stats_from_finished,
+	// ParentRequest.observe_finished_request with n = 1): max_tokens is
+	// bench serve's output length, which a simulated request always
+	// generates (ignore_eos), so both token histograms equal
+	// MetricRequestGenerationTokens; n is 1 (parallel sampling is not
+	// simulated). Buckets: Buckets125(max_model_len); n: BucketsParamsN.
+	MetricRequestParamsMaxTokens        = "vllm:request_params_max_tokens"
+	MetricRequestMaxNumGenerationTokens = "vllm:request_max_num_generation_tokens"
+	MetricRequestParamsN                = "vllm:request_params_n"
 	// MetricIterationTokens observes, once per engine step that produced
 	// output, the prompt tokens counted in that step plus the tokens it
 	// generated (loggers.py record: num_prompt_tokens +
@@ -90,6 +100,8 @@ var (
 	// time (request_latency_buckets), s.
 	BucketsRequestLatency = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
 		40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+	// BucketsParamsN: vllm:request_params_n.
+	BucketsParamsN = []float64{1, 2, 5, 10, 20}
 	// BucketsIterationTokens: vllm:iteration_tokens_total, tokens.
 	BucketsIterationTokens = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
 )
