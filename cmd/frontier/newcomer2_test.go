@@ -124,3 +124,25 @@ func TestScenarioFileWithoutNameAndMissingFile(t *testing.T) {
 	assert.Regexp(t, `(?m)^Scenario:\s+mine\.yaml$`, out)
 	requireBadInput(t, []string{"simulate", "--scenario", filepath.Join(dir, "nope.yaml")}, "--scenario: open "+filepath.Join(dir, "nope.yaml")+": no such file or directory")
 }
+
+// newcomer2 E3: --requests-csv wrote a trace's sessions as numbers
+// ("user0" → 1), so its rows could not be joined back to the trace; it
+// writes the trace's labels now (numbers for the sessions dataset).
+func TestRequestsCSVKeepsTraceSessionLabels(t *testing.T) {
+	dir := t.TempDir()
+	trace, reqs := filepath.Join(dir, "t.csv"), filepath.Join(dir, "r.csv")
+	require.NoError(t, os.WriteFile(trace, []byte("session_id,turn,think_s,arrival_s,prompt_tokens,output_tokens\n"+
+		"bob,1,,0.7,580,24\nalice,1,,0.0,600,20\nalice,2,4.5,,900,15\n,,,0.3,100,5\n"), 0o644))
+	_, _, err := run(t, "simulate", "--quiet", "--dataset-path", trace, "--requests-csv", reqs)
+	require.NoError(t, err)
+	rows := readCSV(t, reqs)
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var got [][2]string
+	for _, rec := range rows[1:] {
+		got = append(got, [2]string{rec[col["session_id"]], rec[col["turn"]]})
+	}
+	assert.Equal(t, [][2]string{{"alice", "1"}, {"alice", "2"}, {"0", "0"}, {"bob", "1"}}, got)
+}

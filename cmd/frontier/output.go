@@ -355,19 +355,25 @@ type requestRow struct {
 	Output       int     `csv:"output_tokens"`
 	Preemptions  int     `csv:"preemptions"`
 	Failed       bool    `csv:"failed"`
-	Session      int     `csv:"session_id"` // 0 = not part of a session
+	Session      string  `csv:"session_id"` // 0 = not part of a session; a trace's own label, else the session's number
 	Turn         int     `csv:"turn"`       // 1-based turn of the session, 0 outside sessions
 	Priority     int     `csv:"priority"`   // the request's priority (0 by default)
 	Replica      int     `csv:"replica"`    // the replica the router sent it to (0 with one)
 }
 
-func writeRequests(path string, reqs []sim.RequestRecord) error {
+// writeRequests writes --requests-csv; labels are a trace's session
+// labels (workload.Plan.SessionLabels, nil otherwise).
+func writeRequests(path string, reqs []sim.RequestRecord, labels []string) error {
 	rows := make([]requestRow, len(reqs))
 	for i, r := range reqs {
+		session := strconv.Itoa(r.Session)
+		if r.Session > 0 && r.Session <= len(labels) {
+			session = labels[r.Session-1]
+		}
 		rows[i] = requestRow{ID: r.ID, Stage: r.Stage, Engine: r.Engine, PrefillEng: r.PrefillEngine, TransferDone: sec(r.TransferDoneNs),
 			Arrival: sec(r.SendNs), FirstToken: sec(r.FirstTokenNs),
 			Finish: sec(r.FinishNs), Prompt: r.PromptTokens, Cached: r.CachedTokens, Output: r.OutputTokens,
-			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1, Session: r.Session, Turn: r.Turn,
+			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1, Session: session, Turn: r.Turn,
 			Priority: r.Priority, Replica: r.Replica}
 		if r.FirstTokenNs >= 0 {
 			rows[i].TTFTMs = float64(r.TTFTNs()) / 1e6

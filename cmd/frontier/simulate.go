@@ -264,7 +264,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags) error {
 		}
 	}
 	if f.requestsCSV != "" {
-		if err := writeRequests(f.requestsCSV, res.Requests); err != nil {
+		if err := writeRequests(f.requestsCSV, res.Requests, setup.Plan.SessionLabels); err != nil {
 			return err
 		}
 	}

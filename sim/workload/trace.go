@@ -52,12 +52,19 @@ var traceColumnNames = []string{"arrival_s", "prompt_tokens", "output_tokens", "
 // Requests are sorted by arrival (stable); a session's turns follow its
 // first turn. Errors name the file and line.
 func ReadTrace(path string) ([]Request, error) {
+	reqs, _, err := ReadTraceSessions(path)
+	return reqs, err
+}
+
+// ReadTraceSessions is ReadTrace, also returning each session's label as
+// the trace wrote it: labels[n-1] is session n's (Request.Session).
+func ReadTraceSessions(path string) ([]Request, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("workload.trace.path: %w", err)
+		return nil, nil, fmt.Errorf("workload.trace.path: %w", err)
 	}
 	defer f.Close()
-	return parseTrace(f, path)
+	return parseTraceSessions(f, path)
 }
 
 // traceRow is one parsed row before sessions are assembled.
@@ -70,30 +77,35 @@ type traceRow struct {
 }
 
 func parseTrace(r io.Reader, name string) ([]Request, error) {
+	reqs, _, err := parseTraceSessions(r, name)
+	return reqs, err
+}
+
+func parseTraceSessions(r io.Reader, name string) ([]Request, []string, error) {
 	cr := csv.NewReader(r)
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("trace %s: empty file (want a header row: %s)", name, traceColumns)
+		return nil, nil, fmt.Errorf("trace %s: empty file (want a header row: %s)", name, traceColumns)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("trace %s: reading header: %w", name, err)
+		return nil, nil, fmt.Errorf("trace %s: reading header: %w", name, err)
 	}
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) // a UTF-8 BOM before the first column
 		if _, dup := col[h]; dup {
-			return nil, fmt.Errorf("trace %s: column %q appears twice in the header", name, h)
+			return nil, nil, fmt.Errorf("trace %s: column %q appears twice in the header", name, h)
 		}
 		col[h] = i
 		header[i] = h
 	}
 	if err := checkColumns("trace", "column", header, traceColumnNames); err != nil {
-		return nil, fmt.Errorf("trace %s: %w", name, err)
+		return nil, nil, fmt.Errorf("trace %s: %w", name, err)
 	}
 	for _, need := range []string{"arrival_s", "prompt_tokens", "output_tokens"} {
 		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("trace %s: missing column %q (columns: %s)", name, need, traceColumns)
+			return nil, nil, fmt.Errorf("trace %s: missing column %q (columns: %s)", name, need, traceColumns)
 		}
 	}
 	groups := map[string]uint64{}
@@ -104,7 +116,7 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("trace %s: %w", name, err)
+			return nil, nil, fmt.Errorf("trace %s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0) // the file's line: csv skips blank lines
 		get := func(c string) string {
@@ -115,13 +127,13 @@ func parseTrace(r io.Reader, name string) ([]Request, error) {
 		}
 		row, err := parseTraceRow(get, len(rows), groups)
 		if err != nil {
-			return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
+			return nil, nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
 		}
 		row.line = line
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("trace %s: no requests", name)
+		return nil, nil, fmt.Errorf("trace %s: no requests", name)
 	}
 	return assembleTrace(rows, name)
 }
@@ -195,7 +207,7 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 // assembleTrace orders the rows (by arrival, stable; a session's turns
 // right after its first turn), numbers requests and sessions, checks each
 // session's turns, and links each turn to the next.
-func assembleTrace(rows []traceRow, name string) ([]Request, error) {
+func assembleTrace(rows []traceRow, name string) ([]Request, []string, error) {
 	bySession := map[string][]int{} // row indexes of each session
 	var heads []int                 // ordinary rows and first turns
 	for i, r := range rows {
@@ -214,13 +226,13 @@ func assembleTrace(rows []traceRow, name string) ([]Request, error) {
 			r := &rows[i]
 			switch {
 			case r.req.Turn == k: // the same turn as the row before
-				return nil, fmt.Errorf("trace %s line %d: turn: session %q has turn %d twice (lines %d and %d)", name, r.line, s, k, rows[idx[k-1]].line, r.line)
+				return nil, nil, fmt.Errorf("trace %s line %d: turn: session %q has turn %d twice (lines %d and %d)", name, r.line, s, k, rows[idx[k-1]].line, r.line)
 			case r.req.Turn != k+1:
-				return nil, fmt.Errorf("trace %s line %d: turn: session %q skips turn %d (its turns: %s)", name, r.line, s, k+1, turnList(rows, idx))
+				return nil, nil, fmt.Errorf("trace %s line %d: turn: session %q skips turn %d (its turns: %s)", name, r.line, s, k+1, turnList(rows, idx))
 			}
 			first := &rows[idx[0]]
 			if k > 0 && r.group != "" && (r.group != first.group || r.req.PrefixTokens != first.req.PrefixTokens) {
-				return nil, fmt.Errorf("trace %s line %d: prefix_group: a session's prefix group is its first turn's (line %d: %q, %d tokens); leave it empty on later turns", name, r.line, first.line, first.group, first.req.PrefixTokens)
+				return nil, nil, fmt.Errorf("trace %s line %d: prefix_group: a session's prefix group is its first turn's (line %d: %q, %d tokens); leave it empty on later turns", name, r.line, first.line, first.group, first.req.PrefixTokens)
 			}
 		}
 	}
@@ -231,6 +243,7 @@ func assembleTrace(rows []traceRow, name string) ([]Request, error) {
 	}
 	sort.SliceStable(heads, func(a, b int) bool { return rows[heads[a]].req.At < rows[heads[b]].req.At })
 	var reqs []Request
+	var labels []string
 	session := 0
 	for _, i := range heads {
 		if rows[i].session == "" {
@@ -238,12 +251,13 @@ func assembleTrace(rows []traceRow, name string) ([]Request, error) {
 			continue
 		}
 		session++
+		labels = append(labels, rows[i].session)
 		reqs = appendSession(reqs, rows, bySession[rows[i].session], session)
 	}
 	for i := range reqs {
 		reqs[i].ID = i
 	}
-	return reqs, nil
+	return reqs, labels, nil
 }
 
 // appendSession appends one session's turns (rows idx, in turn order) as

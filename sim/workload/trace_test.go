@@ -155,3 +155,23 @@ func TestParseTraceIgnoresOtherColumns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, reqs[0].Priority)
 }
+
+// A trace's session labels come back in session-number order (sessions
+// are numbered by their first turn's arrival), so a report can print the
+// label the user wrote (newcomer2 E3: --requests-csv said session 1 for
+// "user0", 2 for "user1", …).
+func TestTraceSessionLabels(t *testing.T) {
+	reqs, labels, err := parseTraceSessions(strings.NewReader("session_id,turn,think_s,arrival_s,prompt_tokens,output_tokens\n"+
+		"bob,1,,0.7,580,24\nalice,1,,0.0,600,20\nalice,2,4.5,,900,15\n,,,0.3,100,5\n"), "t.csv")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alice", "bob"}, labels)
+	var got []string
+	for _, r := range reqs {
+		if r.Session > 0 {
+			got = append(got, labels[r.Session-1])
+		} else {
+			got = append(got, "")
+		}
+	}
+	assert.Equal(t, []string{"alice", "alice", "", "bob"}, got, "request order: arrival, a session's turns after its first")
+}

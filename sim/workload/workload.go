@@ -76,6 +76,10 @@ type Plan struct {
 	// Notes say what the plan changed to fit the deployment (a session's
 	// oldest turns dropped for max_model_len), printed once.
 	Notes []string
+	// SessionLabels are a trace's session_id labels as written:
+	// SessionLabels[n-1] is session n's (Request.Session); nil for other
+	// datasets, whose sessions are numbers.
+	SessionLabels []string
 }
 
 // NumRequests counts the planned requests.
@@ -131,11 +135,11 @@ func BuildFor(w *scenarios.Workload, resolve func(string) string, maxModelLen in
 		plan, err := sharedPrefix(w.SharedPrefix, &w.Arrivals, rng, func(prompts []Request) { mixClasses(prompts, w) })
 		return withClasses(plan, w), err
 	case "trace":
-		reqs, err := ReadTrace(resolve(w.Trace.Path))
+		reqs, labels, err := ReadTraceSessions(resolve(w.Trace.Path))
 		if err != nil {
 			return nil, err
 		}
-		plan := &Plan{Stages: []Stage{{Requests: reqs}}}
+		plan := &Plan{Stages: []Stage{{Requests: reqs}}, SessionLabels: labels}
 		if classes, note := traceClasses(reqs); note != "" {
 			plan.Notes = append(plan.Notes, note)
 		} else {
