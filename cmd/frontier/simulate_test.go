@@ -274,7 +274,7 @@ func TestBadInputsAreUsageErrors(t *testing.T) {
 		{"unknown flag", withTiny("--max-num-seq", "8"), []string{"unknown flag: --max-num-seq"}},
 		{"flag wrong type", withTiny("--tensor-parallel-size", "two"), []string{"tensor-parallel-size", `"two"`}},
 		{"stray argument", withTiny("extra"), []string{`"extra"`}},
-		{"scenario missing", withTiny("--scenario", filepath.Join(dir, "nope.yaml")), []string{"read scenario", "nope.yaml"}},
+		{"scenario missing", withTiny("--scenario", filepath.Join(dir, "nope.yaml")), []string{"--scenario: open", "nope.yaml"}},
 		{"scenario unknown key", withTiny("--scenario", badYAML), []string{"deployment.max_num_seq: unknown key", "bad.yaml"}},
 		{"scenario empty", withTiny("--scenario", emptyYAML), []string{"empty file", "empty.yaml"}},
 	}
