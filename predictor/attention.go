@@ -23,14 +23,14 @@ type grid2 struct{ lazy *gridData }
 
 type gridData struct {
 	once   sync.Once
-	points map[float64][][2]float64 // by batch: (x, latency) as measured
+	points []point       // as measured, in table order
+	post   func(*series) // applied to each batch's series once built (nil: none)
 	batch  axis
 	rows   []series
 }
 
-func newGrid2(points map[float64][][2]float64) grid2 {
-	return grid2{&gridData{points: points}}
-}
+// point is one measured (batch, x, latency).
+type point struct{ batch, x, y float64 }
 
 // data is the grid, built on first use.
 func (g grid2) data() *gridData {
@@ -39,19 +39,26 @@ func (g grid2) data() *gridData {
 }
 
 func (g *gridData) build() {
+	// By batch, each batch's points in table order.
+	sort.SliceStable(g.points, func(i, j int) bool { return g.points[i].batch < g.points[j].batch })
 	var bs []float64
-	for b := range g.points {
-		bs = append(bs, b)
-	}
-	sort.Float64s(bs)
-	g.batch = axis{v: bs, log: logs(bs)}
-	for _, b := range bs {
-		xs, ys := make([]float64, 0, len(g.points[b])), make([]float64, 0, len(g.points[b]))
-		for _, p := range g.points[b] {
-			xs, ys = append(xs, p[0]), append(ys, p[1])
+	for i := 0; i < len(g.points); {
+		b, k := g.points[i].batch, i
+		for k < len(g.points) && g.points[k].batch == b {
+			k++
 		}
+		xs, ys := make([]float64, 0, k-i), make([]float64, 0, k-i)
+		for _, p := range g.points[i:k] {
+			xs, ys = append(xs, p.x), append(ys, p.y)
+		}
+		bs = append(bs, b)
 		g.rows = append(g.rows, newSeries(xs, ys))
+		if g.post != nil {
+			g.post(&g.rows[len(g.rows)-1])
+		}
+		i = k
 	}
+	g.batch = axis{v: bs, log: logs(bs)}
 	g.points = nil
 }
 
@@ -125,35 +132,36 @@ type Attention struct {
 // dtype (bfloat16 or fp8), from bf16 attention rows.
 func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, error) {
 	a := &Attention{headDim: headDim, prefill: map[headKey]grid2{}, decode: map[headKey]grid2{}}
-	build := func(rows []profiles.AttnRow, x func(profiles.AttnRow) int64, dst map[headKey]grid2) {
-		pts := map[headKey]map[float64][][2]float64{}
-		for _, r := range rows {
+	// Each head shape's rows; its grid is built on first use (grid2).
+	build := func(rows []profiles.AttnRow, x func(*profiles.AttnRow) int64, post func(*series), dst map[headKey]grid2) {
+		var last *gridData
+		var lastKey headKey
+		for i := range rows {
+			r := &rows[i]
 			if r.HeadDim != int64(headDim) || r.KVCacheDtype != kvDtype || r.AttnDtype != "bfloat16" || r.WindowSize != 0 || r.LatencyMs <= 0 {
 				continue
 			}
 			k := headKey{r.NumHeads, r.NumKVHeads}
-			if pts[k] == nil {
-				pts[k] = map[float64][][2]float64{}
+			if last == nil || k != lastKey {
+				g, ok := dst[k]
+				if !ok {
+					g = grid2{&gridData{post: post}}
+					dst[k] = g
+				}
+				last, lastKey = g.lazy, k
 			}
-			b := float64(r.BatchSize)
-			pts[k][b] = append(pts[k][b], [2]float64{float64(x(r)), r.LatencyMs})
-		}
-		for k, p := range pts {
-			dst[k] = newGrid2(p)
+			last.points = append(last.points, point{float64(r.BatchSize), float64(x(r)), r.LatencyMs})
 		}
 	}
-	build(t.ContextAttn, func(r profiles.AttnRow) int64 { return r.ISL }, a.prefill)
 	// Longer prompts are not less efficient per query-key pair (see
 	// monotoneCost): so a one-shot prefill is never priced above the same
 	// work in chunks for noise in the table.
-	for _, g := range a.prefill {
-		for _, row := range g.data().rows {
-			monotoneCost(row.x.v, row.y, func(l float64) float64 { return CausalPairs(l, 0) })
-		}
-	}
+	build(t.ContextAttn, func(r *profiles.AttnRow) int64 { return r.ISL }, func(row *series) {
+		monotoneCost(row.x.v, row.y, func(l float64) float64 { return CausalPairs(l, 0) })
+	}, a.prefill)
 	// Decode context = step + offset (aiconfigurator's step is the KV
 	// length minus one; our collector's is the KV length).
-	build(t.GenerationAttn, func(r profiles.AttnRow) int64 { return r.Step + int64(t.DecodeContextOffset) }, a.decode)
+	build(t.GenerationAttn, func(r *profiles.AttnRow) int64 { return r.Step + int64(t.DecodeContextOffset) }, nil, a.decode)
 	if len(a.prefill) == 0 || len(a.decode) == 0 {
 		return nil, fmt.Errorf("attention tables have no rows for head_dim %d with kv_cache_dtype %s", headDim, kvDtype)
 	}

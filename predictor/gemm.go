@@ -3,6 +3,8 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"frontier/profiles"
 )
@@ -33,9 +35,21 @@ import (
 type Gemm struct {
 	dtype   string
 	m, n, k axis
-	lat     []float64 // [im][in][ik]; latency per row non-increasing along m
-	hole    []bool    // not measured: filled from the nearest (n, k)
+	grid    *gemmGrid
 	Cov     Coverage
+}
+
+// gemmGrid holds the latencies by [im][in][ik], built one (n, k) column at
+// a time on first use (a model prices a few of the table's hundreds of
+// columns): raw is the table (NaN where not measured), lat the column
+// with its holes filled and made monotone, ready whether it is. Shared
+// by the Gemms a Template hands out, so safe for concurrent use.
+type gemmGrid struct {
+	raw   []float64
+	lat   []float64 // latency per row non-increasing along m, where ready
+	hole  []bool    // not measured: filled from the nearest (n, k)
+	ready []atomic.Bool
+	mu    sync.Mutex
 }
 
 // NewGemm builds the predictor for dtype from rows (other dtypes ignored).
@@ -56,45 +70,50 @@ func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
 		return nil, fmt.Errorf("gemm table has no %s rows", dtype)
 	}
 	g := &Gemm{dtype: dtype, m: newAxis(ms), n: newAxis(ns), k: newAxis(ks)}
-	g.lat = make([]float64, len(g.m.v)*len(g.n.v)*len(g.k.v))
-	for i := range g.lat {
-		g.lat[i] = math.NaN()
+	size := len(g.m.v) * len(g.n.v) * len(g.k.v)
+	grid := &gemmGrid{raw: make([]float64, size), lat: make([]float64, size), hole: make([]bool, size),
+		ready: make([]atomic.Bool, len(g.n.v)*len(g.k.v))}
+	for i := range grid.raw {
+		grid.raw[i] = math.NaN()
 	}
 	// Rows come in grid order, so consecutive rows mostly share m and n:
 	// indexOf remembers the last value it looked up.
 	im, in, ik := g.m.indexOf(), g.n.indexOf(), g.k.indexOf()
 	for _, r := range rows {
 		if r.Dtype == dtype && r.LatencyMs > 0 {
-			g.lat[g.idx(im(float64(r.M)), in(float64(r.N)), ik(float64(r.K)))] = r.LatencyMs
+			grid.raw[g.idx(im(float64(r.M)), in(float64(r.N)), ik(float64(r.K)))] = r.LatencyMs
 		}
 	}
-	filled := make([]float64, len(g.lat))
-	g.hole = make([]bool, len(g.lat))
-	for im := range g.m.v {
-		for in := range g.n.v {
-			for ik := range g.k.v {
-				i := g.idx(im, in, ik)
-				filled[i] = g.lat[i]
-				if math.IsNaN(g.lat[i]) {
-					filled[i], g.hole[i] = g.nearest(im, in, ik), true
-				}
-			}
-		}
-	}
-	g.lat = filled
-	col := make([]float64, len(g.m.v))
-	for in := range g.n.v {
-		for ik := range g.k.v {
-			for im := range g.m.v {
-				col[im] = g.lat[g.idx(im, in, ik)]
-			}
-			monotoneCost(g.m.v, col, func(m float64) float64 { return m })
-			for im := range g.m.v {
-				g.lat[g.idx(im, in, ik)] = col[im]
-			}
-		}
-	}
+	g.grid = grid
 	return g, nil
+}
+
+// column makes the (in, ik) column ready: holes filled from the nearest
+// measured (n, k) at the same m, then latency made monotone along m.
+func (g *Gemm) column(in, ik int) {
+	c := in*len(g.k.v) + ik
+	if g.grid.ready[c].Load() {
+		return
+	}
+	gr := g.grid
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	if gr.ready[c].Load() {
+		return
+	}
+	col := make([]float64, len(g.m.v))
+	for im := range col {
+		i := g.idx(im, in, ik)
+		col[im] = gr.raw[i]
+		if math.IsNaN(col[im]) {
+			col[im], gr.hole[i] = g.nearest(im, in, ik), true
+		}
+	}
+	monotoneCost(g.m.v, col, func(m float64) float64 { return m })
+	for im, v := range col {
+		gr.lat[g.idx(im, in, ik)] = v
+	}
+	gr.ready[c].Store(true)
 }
 
 func (g *Gemm) idx(i, j, l int) int { return (i*len(g.n.v)+j)*len(g.k.v) + l }
@@ -108,6 +127,10 @@ func (g *Gemm) Ms(m, n, k int) float64 {
 	im0, im1, wm, om := g.m.bracket(fm)
 	in0, in1, wn, on := g.n.bracket(fn)
 	ik0, ik1, wk, ok := g.k.bracket(fk)
+	g.column(in0, ik0)
+	g.column(in0, ik1)
+	g.column(in1, ik0)
+	g.column(in1, ik1)
 	var acc float64
 	missing := false
 	for _, c := range [8][3]int{{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}} {
@@ -117,8 +140,8 @@ func (g *Gemm) Ms(m, n, k int) float64 {
 			continue
 		}
 		i := g.idx(im, in, ik)
-		missing = missing || g.hole[i]
-		acc += w * math.Log(g.lat[i])
+		missing = missing || g.grid.hole[i]
+		acc += w * math.Log(g.grid.lat[i])
 	}
 	lat := math.Exp(acc)
 	// Scale above-grid coordinates linearly in FLOPs.
@@ -142,13 +165,13 @@ func (g *Gemm) Ms(m, n, k int) float64 {
 }
 
 // nearest fills a grid hole from the closest measured point in (n, k) at
-// the same m, scaled by the FLOPs ratio (NewGemm, before the holes are
-// filled: g.lat holds NaN where not measured).
+// the same m, scaled by the FLOPs ratio (the table: NaN where not
+// measured).
 func (g *Gemm) nearest(im, in, ik int) float64 {
 	best, bestD := math.NaN(), math.Inf(1)
 	for j := range g.n.v {
 		for l := range g.k.v {
-			v := g.lat[g.idx(im, j, l)]
+			v := g.grid.raw[g.idx(im, j, l)]
 			if math.IsNaN(v) {
 				continue
 			}

@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +80,29 @@ func mustTemplate(t *testing.T, cfg Config) *Template {
 	tmpl, err := NewTemplate(cfg)
 	require.NoError(t, err)
 	return tmpl
+}
+
+// Predictors of one template price concurrently (a sweep's points run in
+// parallel): the grids they build on first use are built once, and every
+// goroutine gets New's prices (go test -race checks the sharing).
+func TestTemplateConcurrentLazyGrids(t *testing.T) {
+	cfg := llamaConfig(t, "meta-llama/Llama-3.1-8B-Instruct", "h200-sxm", 1)
+	want := priceAll(mustNew(t, cfg))
+	tmpl := mustTemplate(t, cfg)
+	got := make([][]StepTime, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := tmpl.New(cfg)
+			if err == nil {
+				got[i] = priceAll(p)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range got {
+		assert.Equal(t, want, got[i], "goroutine %d", i)
+	}
 }

@@ -102,10 +102,20 @@ type systemYAML struct {
 	} `yaml:"misc"`
 }
 
-var hardwarePresets struct {
-	once   sync.Once
-	byName map[string]Hardware
-	err    error
+// hardwarePresets holds each preset once built: its system file is
+// parsed on first lookup (a run needs one or two of them).
+var hardwarePresets = func() map[string]*presetEntry {
+	m := map[string]*presetEntry{}
+	for name := range hardwarePresetsByName {
+		m[name] = &presetEntry{}
+	}
+	return m
+}()
+
+type presetEntry struct {
+	once sync.Once
+	hw   Hardware
+	err  error
 }
 
 // LookupHardware returns the preset for name (KnownHardware, case-
@@ -117,13 +127,12 @@ func LookupHardware(name string) (Hardware, error) {
 	if !ok {
 		return Hardware{}, fmt.Errorf("unknown hardware %q (allowed: %s)", name, strings.Join(KnownHardware(), ", "))
 	}
-	hardwarePresets.once.Do(func() {
-		hardwarePresets.byName, hardwarePresets.err = loadHardwarePresets()
-	})
-	if hardwarePresets.err != nil {
-		return Hardware{}, hardwarePresets.err
+	e := hardwarePresets[c]
+	e.once.Do(func() { e.hw, e.err = loadHardwarePreset(c, hardwarePresetsByName[c]) })
+	if e.err != nil {
+		return Hardware{}, e.err
 	}
-	hw := hardwarePresets.byName[c]
+	hw := e.hw
 	ncclMem := make(map[int]int64, len(hw.NCCLMemBytes)) // callers may modify their copy
 	for k, v := range hw.NCCLMemBytes {
 		ncclMem[k] = v
@@ -132,52 +141,49 @@ func LookupHardware(name string) (Hardware, error) {
 	return hw, nil
 }
 
-func loadHardwarePresets() (map[string]Hardware, error) {
-	out := map[string]Hardware{}
-	for name, p := range hardwarePresetsByName {
-		file := path.Join(embeddedTablesRoot, p.system+".yaml")
-		data, err := embeddedTables.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("hardware %s: %w", name, err)
-		}
-		var y systemYAML
-		if err := yaml.Unmarshal(data, &y); err != nil {
-			return nil, fmt.Errorf("hardware %s: parse embedded:%s: %w", name, file, err)
-		}
-		h := Hardware{
-			Name:             name,
-			GPUName:          p.gpu,
-			MemCapacityBytes: y.GPU.MemCapacity,
-			MemBandwidth:     y.GPU.MemBW,
-			BF16FLOPS:        y.GPU.BF16FLOPS,
-			FP8FLOPS:         y.GPU.FP8FLOPS,
-			GPUsPerNode:      y.Node.GPUsPerNode,
-			NVLinkDomain:     p.nvlinkDomain,
-			Interconnect:     p.interconnect,
-			IntraNodeBW:      y.Node.IntraNodeBW,
-			InterNodeBW:      y.Node.InterNodeBW,
-			P2PLatencySec:    y.Node.P2PLatencySec,
-			NCCLMemBytes:     y.Misc.NCCLMem,
-			SMVersion:        y.GPU.SMVersion,
-			TorchTotalBytes:  p.torchBytes,
-			System:           p.system,
-			TablesHardware:   name,
-		}
-		if y.Node.InterRackBW > 0 {
-			h.InterNodeBW = y.Node.InterRackBW // GB200: beyond the NVL72 rack
-		}
-		if h.TorchTotalBytes == 0 {
-			h.TorchTotalBytes = p.smiMiB<<20 - driverReserveBytes
-		}
-		if p.tables != "" {
-			h.TablesHardware = p.tables
-		}
-		if p.intraNodeBW > 0 {
-			h.IntraNodeBW = p.intraNodeBW
-		}
-		out[name] = h
+// loadHardwarePreset builds preset p (named name) from its system file.
+func loadHardwarePreset(name string, p hardwarePreset) (Hardware, error) {
+	file := path.Join(embeddedTablesRoot, p.system+".yaml")
+	data, err := embeddedTables.ReadFile(file)
+	if err != nil {
+		return Hardware{}, fmt.Errorf("hardware %s: %w", name, err)
 	}
-	return out, nil
+	var y systemYAML
+	if err := yaml.Unmarshal(data, &y); err != nil {
+		return Hardware{}, fmt.Errorf("hardware %s: parse embedded:%s: %w", name, file, err)
+	}
+	h := Hardware{
+		Name:             name,
+		GPUName:          p.gpu,
+		MemCapacityBytes: y.GPU.MemCapacity,
+		MemBandwidth:     y.GPU.MemBW,
+		BF16FLOPS:        y.GPU.BF16FLOPS,
+		FP8FLOPS:         y.GPU.FP8FLOPS,
+		GPUsPerNode:      y.Node.GPUsPerNode,
+		NVLinkDomain:     p.nvlinkDomain,
+		Interconnect:     p.interconnect,
+		IntraNodeBW:      y.Node.IntraNodeBW,
+		InterNodeBW:      y.Node.InterNodeBW,
+		P2PLatencySec:    y.Node.P2PLatencySec,
+		NCCLMemBytes:     y.Misc.NCCLMem,
+		SMVersion:        y.GPU.SMVersion,
+		TorchTotalBytes:  p.torchBytes,
+		System:           p.system,
+		TablesHardware:   name,
+	}
+	if y.Node.InterRackBW > 0 {
+		h.InterNodeBW = y.Node.InterRackBW // GB200: beyond the NVL72 rack
+	}
+	if h.TorchTotalBytes == 0 {
+		h.TorchTotalBytes = p.smiMiB<<20 - driverReserveBytes
+	}
+	if p.tables != "" {
+		h.TablesHardware = p.tables
+	}
+	if p.intraNodeBW > 0 {
+		h.IntraNodeBW = p.intraNodeBW
+	}
+	return h, nil
 }
 
 // HardwareMemoryNote says where a preset's torch-visible memory comes from.

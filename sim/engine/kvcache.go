@@ -17,8 +17,13 @@ type BlockPool struct {
 	numBlocks int
 	// meta is each block's state in one place: allocating or freeing a
 	// block touches one cache line of it (and its free-queue neighbours').
-	meta    []blockMeta
-	head    int32 // least recently freed (evicted first)
+	meta []blockMeta
+	// The free queue is the blocks never handed out, fresh to numBlocks −
+	// 1 in order, then the linked list head … tail of blocks freed since
+	// (least recently freed first): a pool starts without touching its
+	// blocks' state, and most runs never reach most of a large pool.
+	fresh   int32
+	head    int32 // least recently freed (evicted first after the fresh)
 	tail    int32
 	numFree int
 	cached  hashIndex
@@ -39,15 +44,11 @@ type blockMeta struct {
 // the null block included), numBlocks − 1 of them free. caching enables
 // the prefix cache (enable_prefix_caching).
 func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
-	p := &BlockPool{
+	return &BlockPool{
 		BlockSize: blockSize, numBlocks: numBlocks, caching: caching,
-		meta: make([]blockMeta, numBlocks), head: -1, tail: -1,
-		cached: newHashIndex(numBlocks),
+		meta: make([]blockMeta, numBlocks), fresh: 1, head: -1, tail: -1, // block 0: the null block
+		numFree: max(numBlocks-1, 0), cached: newHashIndex(numBlocks),
 	}
-	for i := 1; i < numBlocks; i++ { // block 0: the null block
-		p.pushTail(int32(i))
-	}
-	return p
 }
 
 // NumBlocks is the pool's size in blocks (num_gpu_blocks, the null block
@@ -128,6 +129,14 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 		panic("engine: BlockPool.Allocate beyond free blocks")
 	}
 	for i := 0; i < n; i++ {
+		if p.fresh < int32(p.numBlocks) {
+			b := p.fresh // never used: no hash, no list links
+			p.fresh++
+			p.numFree--
+			p.meta[b].refCnt = 1
+			dst = append(dst, b)
+			continue
+		}
 		b := p.head
 		p.remove(b)
 		if h := p.meta[b].hash; h != 0 {
