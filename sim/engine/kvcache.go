@@ -6,6 +6,14 @@ package engine
 // full block's chained hash to the block that holds it
 // (vllm/v1/core/block_pool.py, kv_cache_utils.FreeKVCacheBlockQueue).
 //
+// The free queue is a ring of block ids in freeing order. vLLM's is a
+// doubly linked list so that a cache hit can take a free block out of the
+// middle; here such a block just stops being free (refCnt > 0) and its
+// entry goes stale, skipped when it reaches the head: every block freed
+// again gets a new entry, and its meta.pos says which entry is live. The
+// order blocks leave is the linked list's, and handing one out reads the
+// ring in order instead of chasing links across the pool.
+//
 // Blocks are int32 ids; a freed block keeps its hash (and stays a cache
 // hit) until it is handed out again. Block 0 is vLLM's null block: the
 // pool takes it out of the free queue at creation and never hands it out,
@@ -19,25 +27,25 @@ type BlockPool struct {
 	// block touches one cache line of it (and its free-queue neighbours').
 	meta []blockMeta
 	// The free queue is the blocks never handed out, fresh to numBlocks −
-	// 1 in order, then the linked list head … tail of blocks freed since
-	// (least recently freed first): a pool starts without touching its
+	// 1 in order, then the ring's entries qhead … qtail − 1 (sequence
+	// numbers, modulo its power-of-two length) of blocks freed since,
+	// least recently freed first: a pool starts without touching its
 	// blocks' state, and most runs never reach most of a large pool.
-	fresh   int32
-	head    int32 // least recently freed (evicted first after the fresh)
-	tail    int32
-	numFree int
-	cached  hashIndex
-	caching bool
+	fresh        int32
+	ring         []int32
+	qhead, qtail uint32
+	numFree      int
+	cached       hashIndex
+	caching      bool
 	// Evictions counts cached blocks handed out again (their hash dropped).
 	Evictions int64
 }
 
 // blockMeta is one block's state.
 type blockMeta struct {
-	hash       uint64 // 0 = not a cached full block
-	prev, next int32  // free-queue links; -1 = none
-	refCnt     int32
-	inFree     bool
+	hash   uint64 // 0 = not a cached full block
+	pos    uint32 // the sequence number of its live free-queue entry (refCnt 0)
+	refCnt int32  // requests holding it; 0 = free (in the free queue unless fresh)
 }
 
 // NewBlockPool returns a pool of numBlocks blocks (vLLM's num_gpu_blocks,
@@ -46,8 +54,8 @@ type blockMeta struct {
 func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
 	return &BlockPool{
 		BlockSize: blockSize, numBlocks: numBlocks, caching: caching,
-		meta: make([]blockMeta, numBlocks), fresh: 1, head: -1, tail: -1, // block 0: the null block
-		numFree: max(numBlocks-1, 0), cached: newHashIndex(numBlocks),
+		meta: make([]blockMeta, numBlocks), fresh: 1, // block 0: the null block
+		numFree: max(numBlocks-1, 0), cached: newHashIndex(numBlocks), ring: make([]int32, 64),
 	}
 }
 
@@ -73,33 +81,56 @@ func (p *BlockPool) Usage() float64 {
 	return 1 - float64(p.numFree)/float64(p.numBlocks-1)
 }
 
+// pushTail puts b, just freed, at the tail of the free queue.
 func (p *BlockPool) pushTail(b int32) {
-	m := &p.meta[b]
-	m.prev, m.next = p.tail, -1
-	if p.tail >= 0 {
-		p.meta[p.tail].next = b
-	} else {
-		p.head = b
+	if int(p.qtail-p.qhead) == len(p.ring) {
+		p.growRing()
 	}
-	p.tail = b
-	m.inFree = true
+	p.ring[p.qtail&uint32(len(p.ring)-1)] = b
+	p.meta[b].pos = p.qtail
+	p.qtail++
 	p.numFree++
 }
 
-func (p *BlockPool) remove(b int32) {
-	m := &p.meta[b]
-	if m.prev >= 0 {
-		p.meta[m.prev].next = m.next
-	} else {
-		p.head = m.next
+// popHead takes the block at the head of the ring, skipping stale
+// entries (blocks taken out of the middle, or freed again since).
+func (p *BlockPool) popHead() int32 {
+	mask := uint32(len(p.ring) - 1)
+	for {
+		seq := p.qhead
+		b := p.ring[seq&mask]
+		p.qhead++
+		if m := &p.meta[b]; m.refCnt == 0 && m.pos == seq {
+			p.numFree--
+			return b
+		}
 	}
-	if m.next >= 0 {
-		p.meta[m.next].prev = m.prev
-	} else {
-		p.tail = m.prev
+}
+
+// growRing makes room for one more entry: the live entries, in order, in
+// a ring twice as long unless stale ones fill half of it.
+func (p *BlockPool) growRing() {
+	mask, live := uint32(len(p.ring)-1), 0
+	for seq := p.qhead; seq != p.qtail; seq++ {
+		if m := &p.meta[p.ring[seq&mask]]; m.refCnt == 0 && m.pos == seq {
+			live++
+		}
 	}
-	m.inFree = false
-	p.numFree--
+	n := len(p.ring)
+	if live >= n/2 {
+		n *= 2
+	}
+	ring := make([]int32, n)
+	k := uint32(0)
+	for seq := p.qhead; seq != p.qtail; seq++ {
+		b := p.ring[seq&mask]
+		if m := &p.meta[b]; m.refCnt == 0 && m.pos == seq {
+			ring[k] = b
+			m.pos = k
+			k++
+		}
+	}
+	p.ring, p.qhead, p.qtail = ring, 0, k
 }
 
 // Lookup returns the cached block holding hash h, or -1.
@@ -114,8 +145,8 @@ func (p *BlockPool) Lookup(h uint64) int32 {
 // ones out of the free queue.
 func (p *BlockPool) Touch(blocks []int32) {
 	for _, b := range blocks {
-		if p.meta[b].refCnt == 0 && p.meta[b].inFree {
-			p.remove(b)
+		if p.meta[b].refCnt == 0 {
+			p.numFree-- // its free-queue entry goes stale
 		}
 		p.meta[b].refCnt++
 	}
@@ -137,8 +168,7 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 			dst = append(dst, b)
 			continue
 		}
-		b := p.head
-		p.remove(b)
+		b := p.popHead()
 		if h := p.meta[b].hash; h != 0 {
 			p.cached.deleteIf(h, b)
 			p.meta[b].hash = 0
