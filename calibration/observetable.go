@@ -35,7 +35,7 @@ func SimLives(res *sim.Result) []Life {
 		if r.SendNs < 0 || r.FinishNs < 0 {
 			continue
 		}
-		l := Life{ArrivalS: float64(r.SendNs) / 1e9, EndS: float64(r.FinishNs) / 1e9, Prompt: r.PromptTokens, Failed: r.Failed}
+		l := Life{ArrivalS: float64(r.SendNs) / 1e9, EndS: float64(r.FinishNs) / 1e9, Prompt: int(r.PromptTokens), Failed: r.Failed}
 		if !r.Failed {
 			l.FirstS = float64(r.FirstTokenNs) / 1e9
 		}

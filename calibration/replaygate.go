@@ -108,14 +108,14 @@ func ReplaySamples(stage []ReplayRequest) []RequestSample {
 func SimSamples(res *sim.Result, k int) []RequestSample {
 	first := int64(math.MaxInt64)
 	for i := range res.Requests {
-		if r := &res.Requests[i]; r.Stage == k && r.SendNs >= 0 {
+		if r := &res.Requests[i]; int(r.Stage) == k && r.SendNs >= 0 {
 			first = min(first, r.SendNs)
 		}
 	}
 	var out []RequestSample
 	for i := range res.Requests {
 		r := &res.Requests[i]
-		if r.Stage != k || r.SendNs < 0 {
+		if int(r.Stage) != k || r.SendNs < 0 {
 			continue
 		}
 		s := RequestSample{OffsetS: float64(r.SendNs-first) / 1e9, Failed: r.Failed}

@@ -352,7 +352,7 @@ func StageOf(res *sim.Result, k, outputLen int) SimStage {
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range res.Requests {
 		r := &res.Requests[i]
-		if r.Stage != k {
+		if int(r.Stage) != k {
 			continue
 		}
 		first = min(first, r.SendNs)

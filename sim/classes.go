@@ -20,7 +20,7 @@ func SummarizeClasses(res *Result, percentiles []float64, slo SLO) []ClassSummar
 	}
 	groups := make([][]RequestRecord, len(res.Classes))
 	for _, r := range res.Requests {
-		if r.Class >= 0 && r.Class < len(groups) {
+		if r.Class >= 0 && int(r.Class) < len(groups) {
 			groups[r.Class] = append(groups[r.Class], r)
 		}
 	}

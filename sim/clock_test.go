@@ -41,7 +41,7 @@ func TestClockCannotWrap(t *testing.T) {
 	// 60 steps fit: the same request of 60 tokens completes, no error.
 	res = hugeSim(predictor.MaxStepNs-1, 60).Run()
 	require.NoError(t, res.Err)
-	assert.Equal(t, 60, res.Requests[0].OutputTokens)
+	assert.Equal(t, int32(60), res.Requests[0].OutputTokens)
 }
 
 // A step priced at the predictor's saturation (an impossible price) stops

@@ -262,7 +262,7 @@ func (sc *stream) apply1(r *record, j int, start, svc, delay int64) {
 		return
 	}
 	at := start + svc + delay
-	r.out.OutputTokens += n
+	r.out.OutputTokens += int32(n)
 	r.out.ITLSumNs += at - r.lastTok
 	r.lastTok = at
 	if svc > 0 {

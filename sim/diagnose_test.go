@@ -15,7 +15,7 @@ func TestDiagnose(t *testing.T) {
 		for i := range n {
 			send := int64(i) * 1e8
 			first := send + ttftAt(i)
-			res.Requests = append(res.Requests, RequestRecord{ID: i, SendNs: send, FirstTokenNs: first, FinishNs: first + 9e8, OutputTokens: 10})
+			res.Requests = append(res.Requests, RequestRecord{ID: int32(i), SendNs: send, FirstTokenNs: first, FinishNs: first + 9e8, OutputTokens: 10})
 			for range 9 { // nine more chunks of one token each
 				res.ITL.Add(1e8)
 			}

@@ -11,7 +11,7 @@ import (
 func TestGoodputAndPeakConcurrency(t *testing.T) {
 	ms := int64(1e6)
 	rec := func(send, first, finish int64, out int, failed bool) RequestRecord {
-		return RequestRecord{SendNs: send * ms, FirstTokenNs: first * ms, FinishNs: finish * ms, OutputTokens: out, Failed: failed}
+		return RequestRecord{SendNs: send * ms, FirstTokenNs: first * ms, FinishNs: finish * ms, OutputTokens: int32(out), Failed: failed}
 	}
 	reqs := []RequestRecord{
 		rec(0, 100, 1000, 10, false),    // ttft 100, tpot 100, e2el 1000

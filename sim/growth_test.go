@@ -17,7 +17,7 @@ func queueRecords(n int, wait func(i int) int64) []RequestRecord {
 	for i := range n {
 		send := int64(i) * 100 * ms
 		first := send + wait(i)*ms
-		out = append(out, RequestRecord{ID: i, SendNs: send, FirstTokenNs: first, FinishNs: first + 1000*ms, OutputTokens: 10})
+		out = append(out, RequestRecord{ID: int32(i), SendNs: send, FirstTokenNs: first, FinishNs: first + 1000*ms, OutputTokens: 10})
 	}
 	return out
 }
@@ -173,7 +173,7 @@ func TestDetectGrowthDipIsNotGrowth(t *testing.T) {
 	for i := range 400 {
 		q := i / 100
 		send := int64(i) * 100 * ms
-		recs = append(recs, RequestRecord{ID: i, SendNs: send, FirstTokenNs: send + wait[q]*ms, FinishNs: send + stay[q]*ms, OutputTokens: 10})
+		recs = append(recs, RequestRecord{ID: int32(i), SendNs: send, FirstTokenNs: send + wait[q]*ms, FinishNs: send + stay[q]*ms, OutputTokens: 10})
 	}
 	g := DetectGrowth(recs)
 	require.True(t, g.Judged)
@@ -231,7 +231,7 @@ func TestDetectGrowthLongWindow(t *testing.T) {
 	var recs []RequestRecord
 	for i := range 100 {
 		send := int64(i) * gap
-		recs = append(recs, RequestRecord{ID: i, SendNs: send, FirstTokenNs: send + 50*ms, FinishNs: send + 1050*ms, OutputTokens: 10})
+		recs = append(recs, RequestRecord{ID: int32(i), SendNs: send, FirstTokenNs: send + 50*ms, FinishNs: send + 1050*ms, OutputTokens: 10})
 	}
 	var g Growth
 	require.NotPanics(t, func() { g = DetectGrowth(recs) })

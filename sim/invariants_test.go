@@ -61,11 +61,11 @@ func TestInvariantsLargeRandomRun(t *testing.T) {
 	for _, r := range res.Requests {
 		if r.Failed {
 			failed++
-			assert.Less(t, r.OutputTokens, planned[r.ID])
+			assert.Less(t, int(r.OutputTokens), planned[int(r.ID)])
 			assert.Equal(t, int64(40e9), r.E2ENs(), "fails exactly at the timeout")
 			continue
 		}
-		assert.Equal(t, planned[r.ID], r.OutputTokens, "request %d tokens", r.ID)
+		assert.Equal(t, planned[int(r.ID)], int(r.OutputTokens), "request %d tokens", r.ID)
 		assert.Positive(t, r.TTFTNs())
 		assert.LessOrEqual(t, r.TTFTNs(), r.E2ENs())
 		assert.LessOrEqual(t, r.CachedTokens, r.PromptTokens-1)
@@ -102,8 +102,8 @@ func TestCodegenRunCompletes(t *testing.T) {
 	perStage := map[int]int{}
 	for _, r := range res.Requests {
 		require.False(t, r.Failed)
-		assert.Equal(t, 247, r.OutputTokens)
-		perStage[r.Stage]++
+		assert.Equal(t, int32(247), r.OutputTokens)
+		perStage[int(r.Stage)]++
 	}
 	assert.Equal(t, map[int]int{0: 3000, 1: 6000}, perStage)
 	sum := Summarize(res.Requests, res.ITL, []float64{99}, SLO{})

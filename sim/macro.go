@@ -201,7 +201,7 @@ func (mc *macroState) finish(s *Sim, st *engine.Step, first, svc, delay int64) {
 		for _, t := range mc.times {
 			s.peak.chunk(r, t+off+delay)
 		}
-		r.out.OutputTokens += len(mc.times)
+		r.out.OutputTokens += int32(len(mc.times))
 		r.out.ITLSumNs += lastEnd - first
 		r.lastTok = lastEnd + off + delay
 		if svc > 0 {

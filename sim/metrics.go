@@ -84,8 +84,8 @@ func Summarize(reqs []RequestRecord, itl *Histogram, percentiles []float64, slo 
 			continue
 		}
 		s.Completed++
-		s.TotalInputTokens += r.PromptTokens
-		s.TotalOutputTokens += r.OutputTokens
+		s.TotalInputTokens += int(r.PromptTokens)
+		s.TotalOutputTokens += int(r.OutputTokens)
 		ttft = append(ttft, float64(r.TTFTNs())/1e6)
 		e2e = append(e2e, float64(r.E2ENs())/1e6)
 		if r.OutputTokens > 1 {

@@ -129,7 +129,7 @@ func TestDPRoundRobinMatchesDP1(t *testing.T) {
 	for i, r := range one {
 		for k := 0; k < 2; k++ {
 			o := two[2*i+k]
-			require.Equal(t, k, o.Engine, "round robin alternates")
+			require.Equal(t, int32(k), o.Engine, "round robin alternates")
 			require.Equal(t, r.TTFTNs(), o.TTFTNs(), "request %d copy %d TTFT", i, k)
 			require.Equal(t, r.E2ENs(), o.E2ENs(), "request %d copy %d E2E", i, k)
 		}
@@ -190,8 +190,8 @@ func TestDisaggTTFTSplit(t *testing.T) {
 			assert.Equal(t, 10*ms+transfer, r.TransferDoneNs, "prefill step, then the transfer")
 			assert.Equal(t, 10*ms+transfer+10*ms, r.TTFTNs(), "then the decode instance's first step")
 			assert.Equal(t, 10*ms+transfer+30*ms, r.E2ENs(), "3 tokens from the decode instance")
-			assert.Equal(t, 0, r.PrefillEngine)
-			assert.Equal(t, 1, r.Engine)
+			assert.Equal(t, int32(0), r.PrefillEngine)
+			assert.Equal(t, int32(1), r.Engine)
 			for _, core := range s.cores {
 				assert.Zero(t, core.Sched.Pool.NumUsed(), "prefill KV freed after the transfer; decode KV freed at finish")
 			}

@@ -24,7 +24,7 @@ func TestPipelinePreemptionsCountedOnce(t *testing.T) {
 	res := s.Run()
 	want := 0
 	for _, r := range res.Requests {
-		want += r.Preemptions
+		want += int(r.Preemptions)
 	}
 	require.Positive(t, want, "the run must preempt")
 	assert.Equal(t, want, rows)

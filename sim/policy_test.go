@@ -39,13 +39,13 @@ func TestPriorityStressInvariants(t *testing.T) {
 	count := [2]int{}
 	for _, r := range res.Requests {
 		count[r.Class]++
-		pre[r.Class] += r.Preemptions
-		assert.Equal(t, r.Class, r.Priority)
+		pre[r.Class] += int(r.Preemptions)
+		assert.Equal(t, int64(r.Class), r.Priority)
 		if r.Failed {
 			assert.Equal(t, int64(40e9), r.E2ENs())
 			continue
 		}
-		assert.Equal(t, planned[r.ID], r.OutputTokens)
+		assert.Equal(t, planned[int(r.ID)], int(r.OutputTokens))
 		assert.Positive(t, r.TTFTNs())
 		assert.LessOrEqual(t, r.TTFTNs(), r.E2ENs())
 	}
@@ -121,9 +121,9 @@ func TestPolicyInvariantsPPAndAsync(t *testing.T) {
 				}
 				pre := 0
 				for _, r := range res.Requests {
-					pre += r.Preemptions
+					pre += int(r.Preemptions)
 					if !r.Failed {
-						require.Equal(t, planned[r.ID], r.OutputTokens, "%s pp %d async %v request %d", pol, pp, async, r.ID)
+						require.Equal(t, planned[int(r.ID)], int(r.OutputTokens), "%s pp %d async %v request %d", pol, pp, async, r.ID)
 					}
 				}
 				for _, c := range s.cores {

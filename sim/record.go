@@ -6,39 +6,44 @@ import (
 )
 
 // RequestRecord is what the client saw of one request. Times are ns from
-// the start of the run, -1 when the event never happened.
+// the start of the run, -1 when the event never happened. Counts and
+// indices are int32: the scenario's bounds (scenarios.MaxRequests requests,
+// scenarios.MaxTokens tokens per length) and a trace's (10,000,000 tokens)
+// keep them far below 2³¹, and a million requests' records take 104 MB,
+// not 152.
 type RequestRecord struct {
-	ID    int
-	Stage int
+	ID    int32
+	Stage int32
 	// Session and Turn copy the planned request's (workload.Request):
 	// sessions numbered from 1, turns from 1; both 0 outside sessions.
-	Session      int
-	Turn         int
-	Engine       int
+	Session      int32
+	Turn         int32
 	SendNs       int64 // client sent it (bench serve's start of latency)
 	FirstTokenNs int64 // client received the first token
 	FinishNs     int64 // client received the last token, or gave up
-	PromptTokens int
-	CachedTokens int // prefix-cache hit at admission
-	OutputTokens int // tokens received
-	Preemptions  int
-	Failed       bool // client timeout expired first (request aborted), or rejected
-	// Rejected: prompt + output tokens exceed max_model_len; the API server
-	// refused it (HTTP 400) and it never reached an engine.
-	Rejected bool
 	// ITLSumNs is the sum of inter-token gaps (FinishNs − FirstTokenNs
 	// for completed requests).
 	ITLSumNs int64
 	// TransferDoneNs is when a disaggregated request's KV arrived at its
 	// decode instance (-1 co-located); PrefillEngine is the prefill core.
 	TransferDoneNs int64
-	PrefillEngine  int
-	// Priority is the request's priority and Class its index in
-	// Result.Classes (0 when the workload has no classes).
-	Priority int
-	Class    int
+	// Priority is the request's priority (scenarios.MaxPriority bounds
+	// it beyond int32) and Class its index in Result.Classes (0 when the
+	// workload has no classes).
+	Priority      int64
+	Engine        int32
+	PrefillEngine int32
+	PromptTokens  int32
+	CachedTokens  int32 // prefix-cache hit at admission
+	OutputTokens  int32 // tokens received
+	Preemptions   int32
+	Class         int32
 	// Replica is the replica the router sent it to (0 with one).
-	Replica int
+	Replica int32
+	Failed  bool // client timeout expired first (request aborted), or rejected
+	// Rejected: prompt + output tokens exceed max_model_len; the API server
+	// refused it (HTTP 400) and it never reached an engine.
+	Rejected bool
 }
 
 // TTFTNs is time to first token, ns (-1 if none).

@@ -239,7 +239,7 @@ func (s *Sim) apiFor(r *record) *apiServer {
 		return p.apiFor(r.plan.ID)
 	}
 	r.replica, r.routed = s.replicas.pick(s, r), true
-	r.out.Replica = r.replica
+	r.out.Replica = int32(r.replica)
 	a := s.replicas.apis
 	return &p.apis[r.replica*a+r.plan.ID%a]
 }

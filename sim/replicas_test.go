@@ -64,7 +64,7 @@ func TestRouterSeesStaleMetrics(t *testing.T) {
 		res := twoReplicas(t, "kv-usage", c.interval, reqs).Run()
 		var got []int
 		for _, r := range res.Requests {
-			got = append(got, r.Replica)
+			got = append(got, int(r.Replica))
 			assert.Equal(t, r.Replica, r.Engine, "one core per replica")
 		}
 		assert.Equal(t, c.want, got, "refresh every %d ms", c.interval/ms)
@@ -83,7 +83,7 @@ func TestRouterHistoryIsCurrent(t *testing.T) {
 	}
 	res := twoReplicas(t, "least-requests", 1000*ms, reqs).Run()
 	assert.Equal(t, int64(20*ms), res.Requests[0].FinishNs)
-	assert.Equal(t, []int{0, 1, 0}, []int{res.Requests[0].Replica, res.Requests[1].Replica, res.Requests[2].Replica})
+	assert.Equal(t, []int{0, 1, 0}, []int{int(res.Requests[0].Replica), int(res.Requests[1].Replica), int(res.Requests[2].Replica)})
 }
 
 // A replicated run of every router: 4 replicas × DP 2 of Llama-3.1-8B on
@@ -177,12 +177,12 @@ func TestSessionRoutersFollowTheConversation(t *testing.T) {
 		per := make([]int, 4)
 		for _, r := range res.Requests {
 			require.False(t, r.Failed)
-			if where[r.Session] == nil {
-				where[r.Session] = map[int]bool{}
+			if where[int(r.Session)] == nil {
+				where[int(r.Session)] = map[int]bool{}
 			}
-			where[r.Session][r.Replica] = true
-			cached += r.CachedTokens
-			prompt += r.PromptTokens
+			where[int(r.Session)][int(r.Replica)] = true
+			cached += int(r.CachedTokens)
+			prompt += int(r.PromptTokens)
 			per[r.Replica]++
 		}
 		hit[name], perReplica[name] = float64(cached)/float64(prompt), per

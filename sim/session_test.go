@@ -62,7 +62,7 @@ func TestTwoSessionsThreeTurns(t *testing.T) {
 	}
 	var got []turn
 	for _, r := range res.Requests {
-		got = append(got, turn{r.Session, r.Turn, r.CachedTokens, r.SendNs, r.FirstTokenNs, r.FinishNs})
+		got = append(got, turn{int(r.Session), int(r.Turn), int(r.CachedTokens), r.SendNs, r.FirstTokenNs, r.FinishNs})
 	}
 	assert.Equal(t, []turn{
 		{1, 1, 0, 0, 10 * ms, 400 * ms},
@@ -100,13 +100,13 @@ func TestEvictionMakesLaterTurnMiss(t *testing.T) {
 	}
 	res := sessionSim(t, 17, plan)
 	assert.Equal(t, 1400*ms, res.Requests[2].SendNs)
-	assert.Equal(t, 48, res.Requests[2].CachedTokens)
+	assert.Equal(t, int32(48), res.Requests[2].CachedTokens)
 	// The same without the intruder: all 96.
 	a1.Next = 1
 	plan = []workload.Request{a1, a2}
 	plan[1].ID = 1
 	res = sessionSim(t, 17, plan)
-	assert.Equal(t, 96, res.Requests[1].CachedTokens)
+	assert.Equal(t, int32(96), res.Requests[1].CachedTokens)
 }
 
 // The same two sessions × three turns as TestTwoSessionsThreeTurns, built
@@ -126,7 +126,7 @@ func TestSessionsDatasetTwoByThree(t *testing.T) {
 	var cached []int
 	var send, finish []int64
 	for _, r := range res.Requests {
-		cached = append(cached, r.CachedTokens)
+		cached = append(cached, int(r.CachedTokens))
 		send, finish = append(send, r.SendNs), append(finish, r.FinishNs)
 	}
 	assert.Equal(t, []int{0, 96, 160, 32, 96, 160}, cached)
@@ -156,7 +156,7 @@ func TestAgentSessionToolCalls(t *testing.T) {
 	}
 	var got []turn
 	for _, r := range res.Requests {
-		got = append(got, turn{r.PromptTokens, r.CachedTokens, r.SendNs, r.FinishNs})
+		got = append(got, turn{int(r.PromptTokens), int(r.CachedTokens), r.SendNs, r.FinishNs})
 	}
 	assert.Equal(t, []turn{{30, 0, 0, 400 * ms}, {130, 64, 900 * ms, 1300 * ms}, {230, 160, 1800 * ms, 2200 * ms}}, got)
 }
@@ -209,7 +209,7 @@ func TestCutSessionTurnsHitTheirRun(t *testing.T) {
 		} else {
 			starts++
 		}
-		assert.Equal(t, want, res.Requests[k].CachedTokens, "turn %d", k+1)
+		assert.Equal(t, want, int(res.Requests[k].CachedTokens), "turn %d", k+1)
 	}
 	assert.Positive(t, runs, "cut turns that repeat the turn before")
 	assert.Positive(t, starts, "cut turns that drop more than the turn before")
@@ -230,7 +230,7 @@ func TestAsyncSchedulingCachesTheLastComputedBlock(t *testing.T) {
 	require.NoError(t, err)
 	for _, async := range []bool{false, true} {
 		res := sessionSimAsync(t, 100, reqs, async)
-		assert.Equal(t, 96, res.Requests[1].CachedTokens, "async %v", async)
+		assert.Equal(t, int32(96), res.Requests[1].CachedTokens, "async %v", async)
 	}
 }
 

@@ -94,8 +94,8 @@ func TestInvariantsSessions(t *testing.T) {
 	var failed, hits int
 	for i, r := range res.Requests {
 		p := plan[i]
-		assert.Equal(t, p.Session, r.Session)
-		assert.Equal(t, p.Turn, r.Turn)
+		assert.Equal(t, p.Session, int(r.Session))
+		assert.Equal(t, p.Turn, int(r.Turn))
 		if p.ClosedLoop {
 			prev := res.Requests[i-1] // a turn's predecessor is the turn before it
 			require.Equal(t, i, plan[i-1].Next)
@@ -105,7 +105,7 @@ func TestInvariantsSessions(t *testing.T) {
 			failed++
 			continue
 		}
-		assert.Equal(t, p.OutputTokens, r.OutputTokens)
+		assert.Equal(t, p.OutputTokens, int(r.OutputTokens))
 		assert.LessOrEqual(t, r.CachedTokens, r.PromptTokens-1)
 		assert.Positive(t, r.TTFTNs())
 		if r.Turn > 1 && r.CachedTokens > 0 {

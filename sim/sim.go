@@ -109,8 +109,8 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	for _, st := range plan.Stages {
 		for i := range st.Requests {
 			p := &st.Requests[i]
-			s.out[p.ID] = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1,
-				PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1, Priority: p.Priority, Class: p.Class}
+			s.out[p.ID] = RequestRecord{ID: int32(p.ID), Stage: int32(p.Stage), Session: int32(p.Session), Turn: int32(p.Turn), FirstTokenNs: -1, FinishNs: -1,
+				PromptTokens: int32(p.PromptTokens), SendNs: -1, TransferDoneNs: -1, Priority: int64(p.Priority), Class: int32(p.Class)}
 		}
 	}
 	s.observe(opt.Observer)
@@ -170,10 +170,10 @@ func (s *Sim) route(p *pool, r *record) {
 	}
 	c := cores[dp.Route(cores, r)]
 	if r.phase == phasePrefill {
-		r.out.PrefillEngine = c.ID
+		r.out.PrefillEngine = int32(c.ID)
 	}
 	r.core = c
-	r.out.Engine = c.ID
+	r.out.Engine = int32(c.ID)
 	c.Sched.Add(&r.req)
 	if s.obs != nil {
 		s.obs.Queued(c.ID, r.out, s.now)
@@ -244,7 +244,7 @@ func (s *Sim) firstToken(r *record, now, svc, delay int64) {
 	}
 	at += delay
 	r.out.FirstTokenNs = at
-	r.out.CachedTokens = r.req.CachedTokens
+	r.out.CachedTokens = int32(r.req.CachedTokens)
 	s.peak.start(r)
 	r.lastTok = at
 	s.peak.chunk(r, at)
@@ -267,7 +267,7 @@ func (s *Sim) finish(r *record, failed bool) {
 	} else {
 		r.out.FinishNs = r.lastTok
 	}
-	r.out.Preemptions = r.req.Preemptions
+	r.out.Preemptions = int32(r.req.Preemptions)
 	if s.obs != nil {
 		s.obs.Closed(r.out, s.now)
 	}

@@ -49,7 +49,7 @@ func TestTwoRequestTimeline(t *testing.T) {
 		assert.Equal(t, 20*ms, b.TTFTNs())
 		assert.Equal(t, 30*ms, a.E2ENs())
 		assert.Equal(t, 30*ms, b.E2ENs())
-		assert.Equal(t, 3, a.OutputTokens)
+		assert.Equal(t, int32(3), a.OutputTokens)
 		assert.Equal(t, int64(3), res.Steps)
 	}
 }

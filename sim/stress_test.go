@@ -66,13 +66,13 @@ func TestRandomDeploymentsKeepInvariants(t *testing.T) {
 		require.Len(t, res.Requests, len(want), name)
 		for _, r := range res.Requests {
 			require.GreaterOrEqual(t, r.FinishNs, int64(0), "%s: request %d never ended", name, r.ID)
-			preemptions += r.Preemptions
+			preemptions += int(r.Preemptions)
 			if r.Failed {
 				failed++
 				continue
 			}
 			completed++
-			require.Equal(t, want[r.ID], r.OutputTokens, "%s: request %d tokens", name, r.ID)
+			require.Equal(t, want[int(r.ID)], int(r.OutputTokens), "%s: request %d tokens", name, r.ID)
 			require.Positive(t, r.TTFTNs(), name)
 			require.LessOrEqual(t, r.TTFTNs(), r.E2ENs(), name)
 		}

@@ -33,14 +33,14 @@ func PerTurn(reqs []RequestRecord) []TurnStats {
 		if r.Session == 0 || r.Failed || r.FinishNs < 0 {
 			continue
 		}
-		for len(stats) < r.Turn {
+		for len(stats) < int(r.Turn) {
 			stats = append(stats, TurnStats{Turn: len(stats) + 1})
 			ttft = append(ttft, nil)
 		}
 		for _, s := range []*TurnStats{&stats[r.Turn-1], &all} {
 			s.Completed++
-			s.PromptTokens += r.PromptTokens
-			s.CachedTokens += r.CachedTokens
+			s.PromptTokens += int(r.PromptTokens)
+			s.CachedTokens += int(r.CachedTokens)
 			s.MeanE2ELMs += float64(r.E2ENs()) / 1e6
 		}
 		v := float64(r.TTFTNs()) / 1e6

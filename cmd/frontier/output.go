@@ -135,11 +135,11 @@ func perEngine(res *sim.Result) string {
 	done := make([]int, len(res.Engines))
 	ttft := make([]float64, len(res.Engines))
 	for _, r := range res.Requests {
-		if !r.Failed && r.FinishNs >= 0 && r.Engine < len(done) {
-			done[r.Engine]++
-			ttft[r.Engine] += float64(r.TTFTNs()) / 1e6
-			if r.TransferDoneNs >= 0 && r.PrefillEngine < len(done) && r.PrefillEngine != r.Engine {
-				done[r.PrefillEngine]++ // prefilled there
+		if e, pe := int(r.Engine), int(r.PrefillEngine); !r.Failed && r.FinishNs >= 0 && e < len(done) {
+			done[e]++
+			ttft[e] += float64(r.TTFTNs()) / 1e6
+			if r.TransferDoneNs >= 0 && pe < len(done) && pe != e {
+				done[pe]++ // prefilled there
 			}
 		}
 	}
@@ -166,7 +166,7 @@ func perStage(res *sim.Result) string {
 	type acc struct{ ttft, e2e []float64 }
 	var stages []*acc
 	for _, r := range res.Requests {
-		for len(stages) <= r.Stage {
+		for len(stages) <= int(r.Stage) {
 			stages = append(stages, &acc{})
 		}
 		if !r.Failed && r.FinishNs >= 0 {
@@ -366,15 +366,15 @@ type requestRow struct {
 func writeRequests(path string, reqs []sim.RequestRecord, labels []string) error {
 	rows := make([]requestRow, len(reqs))
 	for i, r := range reqs {
-		session := strconv.Itoa(r.Session)
-		if r.Session > 0 && r.Session <= len(labels) {
+		session := strconv.Itoa(int(r.Session))
+		if r.Session > 0 && int(r.Session) <= len(labels) {
 			session = labels[r.Session-1]
 		}
-		rows[i] = requestRow{ID: r.ID, Stage: r.Stage, Engine: r.Engine, PrefillEng: r.PrefillEngine, TransferDone: sec(r.TransferDoneNs),
+		rows[i] = requestRow{ID: int(r.ID), Stage: int(r.Stage), Engine: int(r.Engine), PrefillEng: int(r.PrefillEngine), TransferDone: sec(r.TransferDoneNs),
 			Arrival: sec(r.SendNs), FirstToken: sec(r.FirstTokenNs),
-			Finish: sec(r.FinishNs), Prompt: r.PromptTokens, Cached: r.CachedTokens, Output: r.OutputTokens,
-			Preemptions: r.Preemptions, Failed: r.Failed, TTFTMs: -1, E2EMs: -1, Session: session, Turn: r.Turn,
-			Priority: r.Priority, Replica: r.Replica}
+			Finish: sec(r.FinishNs), Prompt: int(r.PromptTokens), Cached: int(r.CachedTokens), Output: int(r.OutputTokens),
+			Preemptions: int(r.Preemptions), Failed: r.Failed, TTFTMs: -1, E2EMs: -1, Session: session, Turn: int(r.Turn),
+			Priority: int(r.Priority), Replica: int(r.Replica)}
 		if r.FirstTokenNs >= 0 {
 			rows[i].TTFTMs = float64(r.TTFTNs()) / 1e6
 		}

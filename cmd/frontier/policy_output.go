@@ -104,7 +104,7 @@ func (r *replicaStats) hitRate() float64 {
 func replicaTable(st *sim.Setup, res *sim.Result) (per []replicaStats, all replicaStats) {
 	per = make([]replicaStats, st.Replicas.Count)
 	for _, r := range res.Requests {
-		for _, s := range []*replicaStats{&per[min(r.Replica, len(per)-1)], &all} {
+		for _, s := range []*replicaStats{&per[min(int(r.Replica), len(per)-1)], &all} {
 			s.requests++
 			if r.Failed || r.FinishNs < 0 {
 				s.failed++
@@ -113,8 +113,8 @@ func replicaTable(st *sim.Setup, res *sim.Result) (per []replicaStats, all repli
 			s.completed++
 			s.ttft = append(s.ttft, float64(r.TTFTNs())/1e6)
 			s.e2e = append(s.e2e, float64(r.E2ENs())/1e6)
-			s.prompt += r.PromptTokens
-			s.cached += r.CachedTokens
+			s.prompt += int(r.PromptTokens)
+			s.cached += int(r.CachedTokens)
 		}
 	}
 	return per, all

@@ -80,7 +80,7 @@ func TestPeakAtAPIServerCeilingNote(t *testing.T) {
 // 0.00 ms in the per-replica table, which shares the cells now).
 func TestPerStageCells(t *testing.T) {
 	done := func(stage int, send, first, finish int64) sim.RequestRecord {
-		return sim.RequestRecord{Stage: stage, SendNs: send, FirstTokenNs: first, FinishNs: finish}
+		return sim.RequestRecord{Stage: int32(stage), SendNs: send, FirstTokenNs: first, FinishNs: finish}
 	}
 	res := &sim.Result{Requests: []sim.RequestRecord{
 		done(0, 0, 10e6, 100e6),   // TTFT 10 ms, E2EL 100 ms

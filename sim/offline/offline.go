@@ -181,8 +181,8 @@ func Throughput(res *sim.Result) ThroughputStats {
 	var end int64
 	for _, r := range res.Requests {
 		t.NumRequests++
-		t.PromptTokens += r.PromptTokens
-		t.OutputTokens += r.OutputTokens
+		t.PromptTokens += int(r.PromptTokens)
+		t.OutputTokens += int(r.OutputTokens)
 		end = max(end, r.FinishNs)
 	}
 	t.ElapsedS = float64(end) / 1e9

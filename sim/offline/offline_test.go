@@ -97,7 +97,7 @@ func TestLatencyIterations(t *testing.T) {
 	res, err = Run(setup(t, true), LatencyPlan(cfg), sim.Options{})
 	require.NoError(t, err)
 	for _, r := range res.Requests {
-		assert.Equal(t, map[bool]int{true: 0, false: 16}[r.Stage == 0], r.CachedTokens, "request %d", r.ID)
+		assert.Equal(t, map[bool]int32{true: 0, false: 16}[r.Stage == 0], r.CachedTokens, "request %d", r.ID)
 	}
 	cached := Latencies(res, cfg)
 	assert.Less(t, cached[0], lat[0])

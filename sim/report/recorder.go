@@ -160,7 +160,7 @@ func (r *Recorder) Queued(engine int, rec *sim.RequestRecord, ns int64) {
 	r.at(ns)
 	e := r.engines[engine]
 	e.cum.arrived++
-	st := r.reqs.get(rec.ID)
+	st := r.reqs.get(int(rec.ID))
 	if e.spec.Pool == "decode" {
 		// The proxy hands the request to the decode instance when its
 		// prefill ends (st.last on the prefill engine).
@@ -272,7 +272,7 @@ func (r *Recorder) Aborted(engine, id int, ns int64) {
 
 // Closed implements sim.Observer.
 func (r *Recorder) Closed(rec *sim.RequestRecord, ns int64) {
-	r.reqs.closed(rec.ID)
+	r.reqs.closed(int(rec.ID))
 	if r.trace != nil {
 		r.trace.closed(rec, ns)
 	}

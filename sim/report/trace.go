@@ -298,13 +298,14 @@ func (r *traceReq) openPhase(name string, ns int64) { r.open, r.openAt = name, n
 
 // queued returns the request's trace state, nil when it is not traced.
 func (t *Trace) queued(engineID int, rec *sim.RequestRecord, ns int64) *traceReq {
-	if !t.sampled(rec.ID) {
+	id := int(rec.ID)
+	if !t.sampled(id) {
 		return nil
 	}
-	r := t.reqs[rec.ID]
+	r := t.reqs[id]
 	if r == nil {
 		r = &traceReq{send: rec.SendNs}
-		t.reqs[rec.ID] = r
+		t.reqs[id] = r
 		r.openPhase("queued", rec.SendNs)
 	} else {
 		r.close(ns)
@@ -329,7 +330,7 @@ func (t *Trace) aborted(_ int, id int, ns int64) {
 
 // closed queues a traced request's slices for writing after the step.
 func (t *Trace) closed(rec *sim.RequestRecord, ns int64) {
-	if t.sampled(rec.ID) {
+	if t.sampled(int(rec.ID)) {
 		t.pending = append(t.pending, pendingClose{*rec, ns})
 	}
 }
@@ -344,8 +345,9 @@ func (t *Trace) flush() {
 
 // write writes a closed request's slices.
 func (t *Trace) write(rec *sim.RequestRecord) {
-	r := t.reqs[rec.ID]
-	delete(t.reqs, rec.ID)
+	id := int(rec.ID)
+	r := t.reqs[id]
+	delete(t.reqs, id)
 	if r == nil { // refused before any engine (max_model_len)
 		r = &traceReq{send: rec.SendNs}
 	}
@@ -359,12 +361,12 @@ func (t *Trace) write(rec *sim.RequestRecord) {
 	}
 	args += fmt.Sprintf(`,"e2e_ms":%.3f`, float64(end-rec.SendNs)/1e6)
 	name := fmt.Sprintf("request %d", rec.ID)
-	t.async("b", name, rec.ID, rec.SendNs, args)
+	t.async("b", name, id, rec.SendNs, args)
 	for _, p := range r.phases {
-		t.async("b", p.name, rec.ID, p.start, p.args)
-		t.async("e", p.name, rec.ID, p.end, "")
+		t.async("b", p.name, id, p.start, p.args)
+		t.async("e", p.name, id, p.end, "")
 	}
-	t.async("e", name, rec.ID, end, "")
+	t.async("e", name, id, end, "")
 }
 
 func (t *Trace) async(ph, name string, id int, ns int64, args string) {
