@@ -11,7 +11,10 @@ import (
 // The free queue hands blocks out in the order a linked list would (the
 // never-used blocks first, then least recently freed first), however
 // blocks are taken out of its middle (cache hits) and freed again: random
-// allocations, frees and touches against a plain list.
+// allocations, frees, touches and cached hashes against a plain list; the
+// evictions, and the counts that let Allocate skip reading a block's
+// state (stale entries, free blocks holding a hash), are recounted after
+// every operation.
 func TestFreeQueueOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 3))
 	for _, n := range []int{2, 5, 64, 700} {
@@ -20,10 +23,11 @@ func TestFreeQueueOrder(t *testing.T) {
 		for b := 1; b < n; b++ {
 			queue = append(queue, int32(b))
 		}
-		refs, used := make([]int, n), make([]bool, n)
+		refs, used, hashed := make([]int, n), make([]bool, n), make([]bool, n)
 		var held []int32
+		var evictions int64
 		for i := 0; i < 20000; i++ {
-			switch op := rng.IntN(3); {
+			switch op := rng.IntN(4); {
 			case op == 0 && len(queue) > 0:
 				k := 1 + rng.IntN(min(len(queue), 4))
 				got := p.Allocate(k, nil)
@@ -31,6 +35,10 @@ func TestFreeQueueOrder(t *testing.T) {
 				for _, b := range got {
 					refs[b]++
 					used[b] = true
+					if hashed[b] {
+						evictions++
+						hashed[b] = false
+					}
 				}
 				held = append(held, got...)
 				queue = queue[k:]
@@ -54,8 +62,31 @@ func TestFreeQueueOrder(t *testing.T) {
 				}
 				refs[b]++
 				held = append(held, b)
+			case op == 3 && len(held) > 0:
+				// A held block becomes full: cached under a new hash.
+				b := held[rng.IntN(len(held))]
+				if hashed[b] {
+					continue // a block is hashed once, until evicted
+				}
+				p.Cache(b, uint64(i+1))
+				hashed[b] = true
 			}
 			require.Equal(t, len(queue), p.NumFree(), "n %d op %d", n, i)
+			require.Equal(t, evictions, p.Evictions, "n %d op %d", n, i)
+			stale, freeHashed := 0, 0
+			for seq := p.qhead; seq != p.qtail; seq++ {
+				b := p.ring[seq&uint32(len(p.ring)-1)]
+				if m := p.meta[b]; m.refCnt != 0 || m.pos != seq {
+					stale++
+				}
+			}
+			for _, b := range queue {
+				if hashed[b] {
+					freeHashed++
+				}
+			}
+			require.Equal(t, stale, p.stale, "n %d op %d", n, i)
+			require.Equal(t, freeHashed, p.freeHashed, "n %d op %d", n, i)
 		}
 	}
 }
