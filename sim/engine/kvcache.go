@@ -39,8 +39,8 @@ type BlockPool struct {
 	// blocks that hold a cached hash. With both 0, the head entry is a
 	// live block with nothing to evict, and Allocate hands it out without
 	// reading its state: in a long run the head is the block freed least
-	// recently, whose state has left the CPU's caches (popHead's read of
-	// it was 31 % of BenchmarkMillion's time).
+	// recently, whose state has left the CPU's caches (reading it was
+	// 31 % of BenchmarkMillion's time).
 	stale, freeHashed int
 	cached            hashIndex
 	caching           bool
@@ -86,36 +86,6 @@ func (p *BlockPool) Usage() float64 {
 		return 0
 	}
 	return 1 - float64(p.numFree)/float64(p.numBlocks-1)
-}
-
-// pushTail puts b, just freed, at the tail of the free queue.
-func (p *BlockPool) pushTail(b int32) {
-	if int(p.qtail-p.qhead) == len(p.ring) {
-		p.growRing()
-	}
-	p.ring[p.qtail&uint32(len(p.ring)-1)] = b
-	p.meta[b].pos = p.qtail
-	p.qtail++
-	p.numFree++
-}
-
-// popHead takes the block at the head of the ring, skipping stale
-// entries (blocks taken out of the middle, or freed again since).
-func (p *BlockPool) popHead() int32 {
-	mask := uint32(len(p.ring) - 1)
-	for {
-		seq := p.qhead
-		b := p.ring[seq&mask]
-		p.qhead++
-		if m := &p.meta[b]; m.refCnt == 0 && m.pos == seq {
-			p.numFree--
-			if m.hash != 0 {
-				p.freeHashed--
-			}
-			return b
-		}
-		p.stale--
-	}
 }
 
 // growRing makes room for one more entry: the live entries, in order, in
@@ -174,47 +144,67 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 	if n > p.numFree {
 		panic("engine: BlockPool.Allocate beyond free blocks")
 	}
-	for i := 0; i < n; i++ {
-		if p.fresh < int32(p.numBlocks) {
-			b := p.fresh // never used: no hash, no list links
-			p.fresh++
-			p.numFree--
-			p.meta[b].refCnt = 1
-			dst = append(dst, b)
-			continue
-		}
-		if p.stale == 0 && p.freeHashed == 0 {
-			// The head entry is live and its block holds no hash.
-			b := p.ring[p.qhead&uint32(len(p.ring)-1)]
+	p.numFree -= n
+	for ; n > 0 && p.fresh < int32(p.numBlocks); n-- {
+		b := p.fresh // never used: no hash, no free-queue entry
+		p.fresh++
+		p.meta[b].refCnt = 1
+		dst = append(dst, b)
+	}
+	mask := uint32(len(p.ring) - 1)
+	for ; n > 0; n-- {
+		// The head entry, skipping stale ones (blocks taken out of the
+		// middle, or freed again since). With none stale and no free
+		// block holding a hash, the block's state is not read: in a long
+		// run the head is the block freed least recently, whose state has
+		// left the CPU's caches.
+		seq := p.qhead
+		b := p.ring[seq&mask]
+		p.qhead++
+		for p.stale > 0 {
+			if m := &p.meta[b]; m.refCnt == 0 && m.pos == seq {
+				break
+			}
+			p.stale--
+			seq = p.qhead
+			b = p.ring[seq&mask]
 			p.qhead++
-			p.numFree--
-			p.meta[b].refCnt = 1
-			dst = append(dst, b)
-			continue
 		}
-		b := p.popHead()
-		if h := p.meta[b].hash; h != 0 {
-			p.cached.deleteIf(h, b)
-			p.meta[b].hash = 0
+		m := &p.meta[b]
+		if p.freeHashed > 0 && m.hash != 0 {
+			p.cached.deleteIf(m.hash, b)
+			m.hash = 0
+			p.freeHashed--
 			p.Evictions++
 		}
-		p.meta[b].refCnt = 1
+		m.refCnt = 1
 		dst = append(dst, b)
 	}
 	return dst
 }
 
 // Free drops one reference on each block, given in eviction order (vLLM
-// frees a request's blocks tail first so that its tail is evicted first).
+// frees a request's blocks tail first so that its tail is evicted first);
+// a block no request holds any more goes to the free queue's tail.
 func (p *BlockPool) Free(blocks []int32) {
 	for _, b := range blocks {
 		m := &p.meta[b]
-		m.refCnt--
-		if m.refCnt == 0 {
-			p.pushTail(b)
-			if m.hash != 0 {
-				p.freeHashed++
-			}
+		if m.refCnt > 1 {
+			m.refCnt--
+			continue
+		}
+		if int(p.qtail-p.qhead) == len(p.ring) {
+			// Grown while b is still held, so that an entry b left
+			// stale (freed, then a cache hit) counts as stale.
+			p.growRing()
+		}
+		m.refCnt = 0
+		p.ring[p.qtail&uint32(len(p.ring)-1)] = b
+		m.pos = p.qtail
+		p.qtail++
+		p.numFree++
+		if m.hash != 0 {
+			p.freeHashed++
 		}
 	}
 }
