@@ -145,6 +145,22 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 		panic("engine: BlockPool.Allocate beyond free blocks")
 	}
 	p.numFree -= n
+	if p.stale == 0 && p.freeHashed == 0 {
+		// Every free block is alike (none holds a hash, no entry is
+		// stale) and every block freed later queues behind them all, so
+		// which of them goes first changes no eviction: hand out the
+		// most recently freed, whose state is still in the CPU's caches,
+		// and touch only as many blocks as a run holds at once (the
+		// head's least recently freed block cost a cache miss each:
+		// Allocate and Free were 26 % of BenchmarkMillion's time).
+		mask := uint32(len(p.ring) - 1)
+		for ; n > 0 && p.qtail != p.qhead; n-- {
+			p.qtail--
+			b := p.ring[p.qtail&mask]
+			p.meta[b].refCnt = 1
+			dst = append(dst, b)
+		}
+	}
 	for ; n > 0 && p.fresh < int32(p.numBlocks); n-- {
 		b := p.fresh // never used: no hash, no free-queue entry
 		p.fresh++
