@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,7 +15,14 @@ import (
 func TestResumeGCAfterFirstCollection(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	gogc := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
+	// gogc reads GOGC without setting it: a read by SetGCPercent(-1) and
+	// back would race the cleanup (set to 100 between the two, then
+	// overwritten with -1), which failed ~1 run in 20.
+	gogc := func() int {
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		return int(s[0].Value.Uint64())
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	before := ms.NumGC
