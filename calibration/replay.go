@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"frontier/scenarios"
 )
 
 // ReplayRequest is one request of a run as the per-request replay files
@@ -140,9 +142,9 @@ func ReadReplay(dir string) (*Replay, error) {
 		if q.ArrivalUs == nil || *q.ArrivalUs < 0 || *q.ArrivalUs > maxReplayUs {
 			return nil, fmt.Errorf("%s: request %d: arrival_time_us: must be in [0, %g] µs (≥ 0; a run of at most %g s; missing?)", reqPath, idx, float64(maxReplayUs), maxReplayS)
 		}
-		if q.InputTokens < 0 || q.OutputTokens < 0 || (!q.HasError && q.InputTokens < 1) {
-			return nil, fmt.Errorf("%s: request %d: input_tokens %d, output_tokens %d: a successful request needs input_tokens ≥ 1, and counts are ≥ 0",
-				reqPath, idx, q.InputTokens, q.OutputTokens)
+		if q.InputTokens < 0 || q.OutputTokens < 0 || (!q.HasError && q.InputTokens < 1) || max(q.InputTokens, q.OutputTokens) > scenarios.MaxTokens {
+			return nil, fmt.Errorf("%s: request %d: input_tokens %d, output_tokens %d: a successful request needs input_tokens ≥ 1, and counts are in [0, %d]",
+				reqPath, idx, q.InputTokens, q.OutputTokens, scenarios.MaxTokens)
 		}
 		byIndex[idx] = len(r.Requests)
 		r.Requests = append(r.Requests, ReplayRequest{Index: idx, ArrivalUs: *q.ArrivalUs,

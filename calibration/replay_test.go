@@ -115,7 +115,7 @@ func TestReplayPlan(t *testing.T) {
 	r, err := ReadReplay("testdata/replay_small")
 	require.NoError(t, err)
 	mk := func(id, stage int, at int64, key uint64) workload.Request {
-		return workload.Request{ID: id, Stage: stage, At: at, PromptTokens: 592, OutputTokens: 248, ContentKey: key, PrefixKey: 9, PrefixTokens: 100}
+		return workload.Request{ID: int32(id), Stage: int32(stage), At: at, PromptTokens: 592, OutputTokens: 248, ContentKey: key, PrefixKey: 9, PrefixTokens: 100}
 	}
 	recipe := &workload.Plan{Stages: []workload.Stage{
 		{Requests: []workload.Request{mk(0, 0, 0, 11), mk(1, 0, 7e8, 12)}, IntervalNs: 1e9},

@@ -62,9 +62,9 @@ func ReplayPlan(recipe *workload.Plan, rp *Replay, promptLen, outputLen int) (*w
 		for i, q := range stages[k] {
 			r := st.Requests[i]
 			r.At = (q.ArrivalUs - base) * 1000
-			r.PromptTokens, r.OutputTokens = q.InputTokens, outputLen
+			r.PromptTokens, r.OutputTokens = int32(q.InputTokens), int32(outputLen)
 			if q.Failed {
-				r.PromptTokens = promptLen
+				r.PromptTokens = int32(promptLen)
 				info.Failed++
 			} else {
 				outSum += float64(q.OutputTokens)

@@ -101,7 +101,7 @@ func (c *client) send(s *Sim, r *record) {
 	c.inflight++
 	r.out.SendNs = s.now
 	s.peak.send(r)
-	if s.maxModelLen > 0 && r.plan.PromptTokens+r.plan.OutputTokens > s.maxModelLen {
+	if s.maxModelLen > 0 && int(r.plan.PromptTokens)+int(r.plan.OutputTokens) > s.maxModelLen {
 		// vLLM's API server answers 400 ("This model's maximum context
 		// length is …"); bench serve counts the request as failed.
 		r.out.Rejected = true
@@ -112,7 +112,7 @@ func (c *client) send(s *Sim, r *record) {
 	// = data_parallel_size, vllm/entrypoints/cli/serve.py); a request's
 	// tokens stream back through the server that took it in.
 	r.api = s.apiFor(r)
-	in := r.api.serve(s.now, s.host.APIInServiceNs(r.plan.PromptTokens))
+	in := r.api.serve(s.now, s.host.APIInServiceNs(int(r.plan.PromptTokens)))
 	s.queue.push(in+int64(s.host.RequestOverheadNs), engineAdmit{r})
 	if c.cfg.TimeoutNs > 0 {
 		d := timeout{r, r.gen, s.now}
@@ -147,7 +147,7 @@ func (c *client) done(s *Sim, r *record) {
 	if n := r.plan.Next; n > 0 {
 		p := c.plan.Stages[r.plan.Stage].Requests[n]
 		next := s.newRecord(p)
-		next.req.InheritHashes(&r.req, r.plan.ReusedTokens)
+		next.req.InheritHashes(&r.req, int(r.plan.ReusedTokens))
 		c.turns.add(s, r.out.FinishNs+p.ThinkNs, next)
 	}
 	c.inflight--

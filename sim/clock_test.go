@@ -23,7 +23,7 @@ func hugeSim(wall int64, outputs int) *Sim {
 		Sched: engine.NewScheduler(engine.Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 64, MaxModelLen: 4096, BlockSize: 16, NumBlocks: 100}),
 		Pred:  hugePricer{wall}, Async: true,
 	}
-	plan := &workload.Plan{Stages: []workload.Stage{{Requests: []workload.Request{{ID: 0, PromptTokens: 16, OutputTokens: outputs, ContentKey: 1}}}}}
+	plan := &workload.Plan{Stages: []workload.Stage{{Requests: []workload.Request{{ID: 0, PromptTokens: 16, OutputTokens: int32(outputs), ContentKey: 1}}}}}
 	return New(plan, []*Core{core}, LeastLoaded{}, predictor.HostModel{}, ClientConfig{}, Options{})
 }
 

@@ -138,7 +138,7 @@ func (e kvTransferDone) handle(s *Sim) { s.startDecode(e.r) }
 // (discarded) token: the KV transfer starts; the prefill instance keeps
 // the blocks until it ends.
 func (s *Sim) prefillDone(r *record) {
-	s.queue.push(s.now+s.disagg.transferNs(r.plan.PromptTokens), kvTransferDone{r})
+	s.queue.push(s.now+s.disagg.transferNs(int(r.plan.PromptTokens)), kvTransferDone{r})
 }
 
 // startDecode frees the prefill copy of the KV and hands the request to a
@@ -152,9 +152,9 @@ func (s *Sim) startDecode(r *record) {
 	}
 	r.phase = phaseDecode
 	r.out.TransferDoneNs = s.now
-	r.api = s.pools[1].apiFor(r.plan.ID) // the decode side's API server streams
+	r.api = s.pools[1].apiFor(int(r.plan.ID)) // the decode side's API server streams
 	r.req.Reuse(engineRequest(&r.plan))
-	r.req.ExternalTokens, r.req.Data = r.plan.PromptTokens-1, r
+	r.req.ExternalTokens, r.req.Data = int(r.plan.PromptTokens)-1, r
 	s.route(s.pools[1], r)
 }
 

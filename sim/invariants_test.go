@@ -53,7 +53,7 @@ func TestInvariantsLargeRandomRun(t *testing.T) {
 	planned := map[int]int{}
 	for _, stg := range st.Plan.Stages {
 		for _, r := range stg.Requests {
-			planned[r.ID] = r.OutputTokens
+			planned[int(r.ID)] = int(r.OutputTokens)
 		}
 	}
 	require.Len(t, res.Requests, 3000)

@@ -102,7 +102,7 @@ func scenario(model, hw string, d func(*scenarios.Deployment)) *scenarios.Scenar
 func TestDPRoundRobinMatchesDP1(t *testing.T) {
 	var base []workload.Request
 	for i := 0; i < 200; i++ {
-		base = append(base, workload.Request{At: int64(i) * 37 * ms, PromptTokens: 200 + 13*(i%7), OutputTokens: 20 + i%11})
+		base = append(base, workload.Request{At: int64(i) * 37 * ms, PromptTokens: int32(200 + 13*(i%7)), OutputTokens: int32(20 + i%11)})
 	}
 	run := func(dp int, router string) []RequestRecord {
 		sc := scenario("meta-llama/Llama-3.1-8B-Instruct", "h100-sxm", func(d *scenarios.Deployment) { d.DataParallelSize = dp })
@@ -115,7 +115,7 @@ func TestDPRoundRobinMatchesDP1(t *testing.T) {
 		var reqs []workload.Request
 		for i, r := range base {
 			for k := 0; k < dp; k++ {
-				r.ID, r.ContentKey = len(reqs), uint64(1000*i+k+1)
+				r.ID, r.ContentKey = int32(len(reqs)), uint64(1000*i+k+1)
 				reqs = append(reqs, r)
 			}
 		}

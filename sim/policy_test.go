@@ -32,7 +32,7 @@ func TestPriorityStressInvariants(t *testing.T) {
 	planned := map[int]int{}
 	for _, stg := range st.Plan.Stages {
 		for _, r := range stg.Requests {
-			planned[r.ID] = r.OutputTokens
+			planned[int(r.ID)] = int(r.OutputTokens)
 		}
 	}
 	pre := [2]int{}
@@ -116,7 +116,7 @@ func TestPolicyInvariantsPPAndAsync(t *testing.T) {
 				planned := map[int]int{}
 				for _, stg := range st.Plan.Stages {
 					for _, r := range stg.Requests {
-						planned[r.ID] = r.OutputTokens
+						planned[int(r.ID)] = int(r.OutputTokens)
 					}
 				}
 				pre := 0

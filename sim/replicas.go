@@ -165,7 +165,7 @@ func (rs *replicaSet) pick(s *Sim, r *record) int {
 		rs.scrape(s)
 	}
 	q := &rs.req
-	q.ID, q.Session, q.Blocks = r.plan.ID, r.plan.Session, q.Blocks[:0]
+	q.ID, q.Session, q.Blocks = int(r.plan.ID), int(r.plan.Session), q.Blocks[:0]
 	if rs.blocks {
 		bs := s.pools[0].dep.Engine.BlockSize
 		q.Blocks = r.req.PromptBlockHashes(bs, router.BlockTokens(bs)/bs, router.MaxPrefixBlocks, q.Blocks)
@@ -186,7 +186,7 @@ func (rs *replicaSet) done(r *record) {
 	rs.view[r.replica].InFlight--
 	if rs.finished != nil {
 		q := &rs.req
-		q.ID, q.Session, q.Blocks = r.plan.ID, r.plan.Session, q.Blocks[:0]
+		q.ID, q.Session, q.Blocks = int(r.plan.ID), int(r.plan.Session), q.Blocks[:0]
 		rs.finished.Finished(q, r.replica, rs.view)
 	}
 }
@@ -236,10 +236,10 @@ func (rs *replicaSet) cores(p *pool, rep int) ([]*Core, Router) {
 func (s *Sim) apiFor(r *record) *apiServer {
 	p := s.pools[0]
 	if s.replicas == nil {
-		return p.apiFor(r.plan.ID)
+		return p.apiFor(int(r.plan.ID))
 	}
 	r.replica, r.routed = s.replicas.pick(s, r), true
 	r.out.Replica = int32(r.replica)
 	a := s.replicas.apis
-	return &p.apis[r.replica*a+r.plan.ID%a]
+	return &p.apis[r.replica*a+int(r.plan.ID)%a]
 }

@@ -96,7 +96,7 @@ func TestEvictionMakesLaterTurnMiss(t *testing.T) {
 	a1.Next = 2 // a1, x, a2 in send order
 	plan := []workload.Request{a1, x, a2}
 	for i := range plan {
-		plan[i].ID = i
+		plan[i].ID = int32(i)
 	}
 	res := sessionSim(t, 17, plan)
 	assert.Equal(t, 1400*ms, res.Requests[2].SendNs)
@@ -167,7 +167,7 @@ func TestAgentSessionToolCalls(t *testing.T) {
 func TestPendingSendsInTimeOrder(t *testing.T) {
 	var reqs []workload.Request
 	for i := range 5 {
-		reqs = append(reqs, workload.Request{ID: i, PromptTokens: 16, OutputTokens: 1, ContentKey: uint64(i + 1), ClosedLoop: true})
+		reqs = append(reqs, workload.Request{ID: int32(i), PromptTokens: 16, OutputTokens: 1, ContentKey: uint64(i + 1), ClosedLoop: true})
 	}
 	s := tinySim(false, reqs, nil)
 	for i, at := range []int64{50, 20, 20, 90, 10} {
@@ -202,7 +202,7 @@ func TestCutSessionTurnsHitTheirRun(t *testing.T) {
 	for k := 1; k < len(reqs); k++ {
 		prev, want := &reqs[k-1], 32
 		if prev.ReusedTokens > 0 {
-			want = (prev.PromptTokens + prev.OutputTokens - 1) / 16 * 16
+			want = int(prev.PromptTokens+prev.OutputTokens-1) / 16 * 16
 			if len(reqs[k].Segments) < 2*k+2 {
 				runs++
 			}

@@ -52,7 +52,7 @@ func BenchmarkSessionsOpenLoop(b *testing.B) {
 	}
 	slices.SortStableFunc(reqs, func(a, b workload.Request) int { return cmp.Compare(a.At, b.At) })
 	for i := range reqs {
-		reqs[i].ID = i
+		reqs[i].ID = int32(i)
 	}
 	st.Plan = &workload.Plan{Stages: []workload.Stage{{Requests: reqs}}}
 	benchSetup(b, st, 100000)
@@ -94,18 +94,18 @@ func TestInvariantsSessions(t *testing.T) {
 	var failed, hits int
 	for i, r := range res.Requests {
 		p := plan[i]
-		assert.Equal(t, p.Session, int(r.Session))
-		assert.Equal(t, p.Turn, int(r.Turn))
+		assert.Equal(t, p.Session, r.Session)
+		assert.Equal(t, p.Turn, r.Turn)
 		if p.ClosedLoop {
 			prev := res.Requests[i-1] // a turn's predecessor is the turn before it
-			require.Equal(t, i, plan[i-1].Next)
+			require.Equal(t, i, int(plan[i-1].Next))
 			assert.Equal(t, prev.FinishNs+p.ThinkNs, r.SendNs, "turn %d of session %d", r.Turn, r.Session)
 		}
 		if r.Failed {
 			failed++
 			continue
 		}
-		assert.Equal(t, p.OutputTokens, int(r.OutputTokens))
+		assert.Equal(t, p.OutputTokens, r.OutputTokens)
 		assert.LessOrEqual(t, r.CachedTokens, r.PromptTokens-1)
 		assert.Positive(t, r.TTFTNs())
 		if r.Turn > 1 && r.CachedTokens > 0 {

@@ -109,8 +109,8 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	for _, st := range plan.Stages {
 		for i := range st.Requests {
 			p := &st.Requests[i]
-			s.out[p.ID] = RequestRecord{ID: int32(p.ID), Stage: int32(p.Stage), Session: int32(p.Session), Turn: int32(p.Turn), FirstTokenNs: -1, FinishNs: -1,
-				PromptTokens: int32(p.PromptTokens), SendNs: -1, TransferDoneNs: -1, Priority: int64(p.Priority), Class: int32(p.Class)}
+			s.out[p.ID] = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1,
+				PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1, Priority: int64(p.Priority), Class: p.Class}
 		}
 	}
 	s.observe(opt.Observer)
@@ -310,7 +310,7 @@ func (s *Sim) expire(r *record, gen uint32) {
 		engine = r.core.ID
 	}
 	if s.obs != nil {
-		s.obs.Aborted(engine, r.plan.ID, s.now)
+		s.obs.Aborted(engine, int(r.plan.ID), s.now)
 	}
 	s.finish(r, true)
 }
@@ -346,9 +346,9 @@ func (s *Sim) newRecord(p workload.Request) *record {
 // content identities.
 func engineRequest(p *workload.Request) engine.Request {
 	return engine.Request{
-		ID: p.ID, PromptTokens: p.PromptTokens, MaxTokens: p.OutputTokens,
-		PrefixKey: p.PrefixKey, PrefixTokens: p.PrefixTokens, ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
-		Segments: p.Segments, OutputKey: p.OutputKey, ReusedTokens: p.ReusedTokens, Priority: p.Priority,
+		ID: int(p.ID), PromptTokens: int(p.PromptTokens), MaxTokens: int(p.OutputTokens),
+		PrefixKey: p.PrefixKey, PrefixTokens: int(p.PrefixTokens), ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
+		Segments: p.Segments, OutputKey: p.OutputKey, ReusedTokens: int(p.ReusedTokens), Priority: p.Priority,
 	}
 }
 

@@ -86,7 +86,7 @@ func TestTimeoutAbortsAndFrees(t *testing.T) {
 func TestMaxConcurrencyHoldsRequests(t *testing.T) {
 	var reqs []workload.Request
 	for i := 0; i < 4; i++ {
-		reqs = append(reqs, workload.Request{ID: i, PromptTokens: 16, OutputTokens: 2, ContentKey: uint64(i + 1)})
+		reqs = append(reqs, workload.Request{ID: int32(i), PromptTokens: 16, OutputTokens: 2, ContentKey: uint64(i + 1)})
 	}
 	s := tinySim(false, reqs, nil)
 	s.client.cfg.MaxConcurrency = 1

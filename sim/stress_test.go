@@ -60,7 +60,7 @@ func TestRandomDeploymentsKeepInvariants(t *testing.T) {
 		want := map[int]int{}
 		for _, stg := range st.Plan.Stages {
 			for _, r := range stg.Requests {
-				want[r.ID] = r.OutputTokens
+				want[int(r.ID)] = int(r.OutputTokens)
 			}
 		}
 		require.Len(t, res.Requests, len(want), name)

@@ -108,7 +108,7 @@ func runBenchThroughput(cmd *cobra.Command, simCmd *cobra.Command, sf *simFlags,
 			return bad(fmt.Errorf("--output-len: must be in [1, %d], got %d", scenarios.MaxTokens, f.outputLen))
 		}
 		for i := range plan.Stages[0].Requests {
-			plan.Stages[0].Requests[i].OutputTokens = f.outputLen // "Overrides the output length from the dataset"
+			plan.Stages[0].Requests[i].OutputTokens = int32(f.outputLen) // "Overrides the output length from the dataset"
 		}
 	}
 	if err := offline.CheckLengths(plan, st.Engine.MaxModelLen); err != nil {

@@ -98,7 +98,7 @@ func LatencyPlan(cfg LatencyConfig) *workload.Plan {
 		reqs := make([]workload.Request, cfg.BatchSize)
 		for i := range reqs {
 			reqs[i] = workload.Request{
-				ID: id, Stage: it, PromptTokens: cfg.InputLen, OutputTokens: cfg.OutputLen,
+				ID: int32(id), Stage: int32(it), PromptTokens: int32(cfg.InputLen), OutputTokens: int32(cfg.OutputLen),
 				ContentKey: 0x6c61_7465_6e63_7900 ^ uint64(i+1)*0x9e37_79b9_7f4a_7c15, // row i's prompt, the same each iteration
 			}
 			id++
@@ -198,7 +198,7 @@ func Throughput(res *sim.Result) ThroughputStats {
 func CheckLengths(plan *workload.Plan, maxModelLen int) error {
 	for _, st := range plan.Stages {
 		for _, r := range st.Requests {
-			if r.PromptTokens+r.OutputTokens > maxModelLen {
+			if int(r.PromptTokens)+int(r.OutputTokens) > maxModelLen {
 				return fmt.Errorf("max_model_len %d: Please ensure that max_model_len is greater than the sum of prompt_len and expected_output_len for all requests (a request needs %d + %d tokens)", maxModelLen, r.PromptTokens, r.OutputTokens)
 			}
 		}

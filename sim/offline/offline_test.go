@@ -144,7 +144,7 @@ func TestOfflineMacroStepEquivalence(t *testing.T) {
 		{Stages: []workload.Stage{{Requests: func() []workload.Request {
 			var reqs []workload.Request
 			for i := range 60 {
-				reqs = append(reqs, workload.Request{ID: i, PromptTokens: 100 + 37*i, OutputTokens: 5 + i%23, ContentKey: uint64(i + 1), UniquePrompt: true})
+				reqs = append(reqs, workload.Request{ID: int32(i), PromptTokens: int32(100 + 37*i), OutputTokens: int32(5 + i%23), ContentKey: uint64(i + 1), UniquePrompt: true})
 			}
 			return reqs
 		}()}}},

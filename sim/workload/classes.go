@@ -37,17 +37,17 @@ func mixClasses(prompts []Request, w *scenarios.Workload) {
 		}
 		cl := &w.Classes[c]
 		p := &prompts[i]
-		p.Class, p.Priority = c, cl.Priority
+		p.Class, p.Priority = int32(c), cl.Priority
 		if w.Dataset != "random" {
 			continue
 		}
 		if cl.InputLen > 0 {
 			lo, hi := lengthRange(cl.InputLen, w.Random.RangeRatio)
-			p.PromptTokens = lo + rng.IntN(hi-lo+1)
+			p.PromptTokens = int32(lo + rng.IntN(hi-lo+1))
 		}
 		if cl.OutputLen > 0 {
 			lo, hi := lengthRange(cl.OutputLen, w.Random.RangeRatio)
-			p.OutputTokens = lo + rng.IntN(hi-lo+1)
+			p.OutputTokens = int32(lo + rng.IntN(hi-lo+1))
 		}
 	}
 }
@@ -91,7 +91,7 @@ func traceClasses(reqs []Request) (classes []Class, note string) {
 		classes[i] = Class{Name: "priority " + strconv.Itoa(p), Priority: p}
 	}
 	for i := range reqs {
-		reqs[i].Class = index[reqs[i].Priority]
+		reqs[i].Class = int32(index[reqs[i].Priority])
 	}
 	return classes, ""
 }

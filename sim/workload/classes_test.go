@@ -65,10 +65,10 @@ func TestSharedPrefixClassFollowsPrompt(t *testing.T) {
 	byContent := map[uint64]int{}
 	for _, r := range reqs {
 		if c, ok := byContent[r.ContentKey]; ok {
-			assert.Equal(t, c, r.Class)
+			assert.Equal(t, c, int(r.Class))
 		}
-		byContent[r.ContentKey] = r.Class
-		assert.Equal(t, r.Class+1, r.Priority)
+		byContent[r.ContentKey] = int(r.Class)
+		assert.Equal(t, int(r.Class)+1, r.Priority)
 	}
 	assert.Len(t, byContent, 10)
 }
@@ -83,7 +83,7 @@ func TestTracePriorityClasses(t *testing.T) {
 	assert.Equal(t, []Class{{"priority -2", -2}, {"priority 0", 0}, {"priority 7", 7}}, classes)
 	var got [][2]int
 	for _, r := range reqs {
-		got = append(got, [2]int{r.Priority, r.Class})
+		got = append(got, [2]int{r.Priority, int(r.Class)})
 	}
 	assert.Equal(t, [][2]int{{7, 2}, {-2, 0}, {7, 2}, {0, 1}}, got)
 

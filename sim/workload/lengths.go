@@ -218,14 +218,14 @@ func lengthsDataset(l *scenarios.LengthsData, path string, rng *rand.Rand) ([]Re
 	reqs := make([]Request, len(order))
 	for k, i := range order {
 		s := samples[i]
-		reqs[k] = Request{ID: k, PromptTokens: s.PromptLen, OutputTokens: s.OutputLen, ContentKey: uniqueKey(i), UniquePrompt: uses[i] == 1}
+		reqs[k] = Request{ID: int32(k), PromptTokens: int32(s.PromptLen), OutputTokens: int32(s.OutputLen), ContentKey: uniqueKey(i), UniquePrompt: uses[i] == 1}
 		if s.PrefixGroup != "" {
 			key, ok := groups[s.PrefixGroup]
 			if !ok {
 				key = streamKey(keySystem, 1<<40+uint64(len(groups)), 0)
 				groups[s.PrefixGroup] = key
 			}
-			reqs[k].PrefixKey, reqs[k].PrefixTokens = key, s.PrefixLen
+			reqs[k].PrefixKey, reqs[k].PrefixTokens = key, int32(s.PrefixLen)
 		}
 	}
 	return reqs, nil

@@ -93,7 +93,7 @@ func TestLengthsSampling(t *testing.T) {
 	prompts := func(reqs []Request) []int {
 		var out []int
 		for _, r := range reqs {
-			out = append(out, r.PromptTokens)
+			out = append(out, int(r.PromptTokens))
 		}
 		return out
 	}
@@ -131,7 +131,7 @@ func TestRandomPrefixLen(t *testing.T) {
 	for i := range plain {
 		assert.Equal(t, plain[i].PromptTokens+64, prefixed[i].PromptTokens)
 		assert.Equal(t, plain[i].OutputTokens, prefixed[i].OutputTokens)
-		assert.Equal(t, 64, prefixed[i].PrefixTokens)
+		assert.Equal(t, 64, int(prefixed[i].PrefixTokens))
 		assert.Equal(t, prefixed[0].PrefixKey, prefixed[i].PrefixKey, "one prefix for all")
 		assert.NotZero(t, prefixed[i].PrefixKey)
 		assert.Zero(t, plain[i].PrefixTokens)

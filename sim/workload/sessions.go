@@ -38,14 +38,14 @@ func sessionsPlan(p *scenarios.Sessions, a *scenarios.Arrivals, rng *rand.Rand, 
 		last[s] = len(reqs) - 1
 		switch {
 		case s >= users: // the user of session s − users starts it
-			reqs[last[s-users]].Next = first
+			reqs[last[s-users]].Next = int32(first)
 			reqs[first].ClosedLoop, reqs[first].ThinkNs = true, g.draw(p.ThinkTimeS)
 		case starts != nil:
 			reqs[first].At = starts[s]
 		}
 	}
 	for i := range reqs {
-		reqs[i].ID = i
+		reqs[i].ID = int32(i)
 	}
 	plan := &Plan{Stages: []Stage{{Requests: reqs}}}
 	if g.cut > 0 {
@@ -163,17 +163,20 @@ func (g *sessionGen) session(reqs []Request, s int) ([]Request, error) {
 		if err != nil {
 			return nil, err
 		}
+		if prompt+d.out > math.MaxInt32 { // only without max_model_len (Build)
+			return nil, fmt.Errorf("workload.sessions: session %d turn %d's prompt + output would be %d tokens, more than %d; set max_model_len", n, k+1, prompt+d.out, math.MaxInt32)
+		}
 		if k > 0 {
 			prev := &reqs[len(reqs)-1]
-			prev.Next = len(reqs)
+			prev.Next = int32(len(reqs))
 			if drop == prevDrop { // this prompt repeats the previous turn's and its reply
 				prev.ReusedTokens = prev.PromptTokens + prev.OutputTokens
 			}
 		}
 		prevDrop = drop
 		reqs = append(reqs, Request{
-			Session: n, Turn: k + 1, PromptTokens: prompt, OutputTokens: d.out,
-			PrefixKey: sysKey, PrefixTokens: sysLen, ContentKey: g.hist[sys+2*k].Key, UniquePrompt: true,
+			Session: int32(n), Turn: int32(k + 1), PromptTokens: int32(prompt), OutputTokens: int32(d.out),
+			PrefixKey: sysKey, PrefixTokens: int32(sysLen), ContentKey: g.hist[sys+2*k].Key, UniquePrompt: true,
 			Segments: segs, OutputKey: g.hist[sys+2*k+1].Key,
 			ClosedLoop: k > 0, ThinkNs: d.delayNs,
 		})

@@ -42,16 +42,16 @@ func TestSessionsPromptLayout(t *testing.T) {
 	reqs := plan.Stages[0].Requests
 	require.Len(t, reqs, 6)
 	for i, r := range reqs {
-		assert.Equal(t, i, r.ID)
-		assert.Equal(t, 1+i/3, r.Session)
-		assert.Equal(t, 1+i%3, r.Turn)
-		assert.Equal(t, []int{65, 135, 205}[i%3], r.PromptTokens)
-		assert.Equal(t, 40, r.OutputTokens)
-		assert.Equal(t, 35, r.PrefixTokens, "the system message is the group's shared prefix")
+		assert.Equal(t, i, int(r.ID))
+		assert.Equal(t, 1+i/3, int(r.Session))
+		assert.Equal(t, 1+i%3, int(r.Turn))
+		assert.Equal(t, []int{65, 135, 205}[i%3], int(r.PromptTokens))
+		assert.Equal(t, 40, int(r.OutputTokens))
+		assert.Equal(t, 35, int(r.PrefixTokens), "the system message is the group's shared prefix")
 		assert.Equal(t, r.Turn > 1, r.ClosedLoop)
 		assert.Equal(t, map[bool]int64{true: 1e9, false: 0}[r.Turn > 1], r.ThinkNs)
-		assert.Equal(t, map[bool]int{true: i + 1, false: 0}[r.Turn < 3], r.Next)
-		assert.Equal(t, map[bool]int{true: r.PromptTokens + 40, false: 0}[r.Turn < 3], r.ReusedTokens)
+		assert.Equal(t, map[bool]int{true: i + 1, false: 0}[int(r.Turn) < 3], int(r.Next))
+		assert.Equal(t, map[bool]int32{true: r.PromptTokens + 40, false: 0}[r.Turn < 3], r.ReusedTokens)
 		assert.Zero(t, r.At)
 	}
 	a1, a2, a3, b1 := reqs[0], reqs[1], reqs[2], reqs[3]
@@ -96,7 +96,7 @@ func TestSessionsStartsAndUsers(t *testing.T) {
 	next := map[int]int{} // request → the request it triggers
 	for i, r := range reqs {
 		if r.Next > 0 {
-			next[i] = r.Next
+			next[i] = int(r.Next)
 		}
 	}
 	// sessions 1..5 at indexes 0,2,4,6,8; users: {1, 3, 5}, {2, 4}
@@ -120,8 +120,8 @@ func TestSessionsDropOldestTurns(t *testing.T) {
 	reqs := plan.Stages[0].Requests
 	var prompts []int
 	for _, r := range reqs {
-		prompts = append(prompts, r.PromptTokens)
-		assert.LessOrEqual(t, r.PromptTokens+r.OutputTokens, 250)
+		prompts = append(prompts, int(r.PromptTokens))
+		assert.LessOrEqual(t, int(r.PromptTokens)+int(r.OutputTokens), 250)
 	}
 	assert.Equal(t, []int{65, 135, 205, 205, 205}, prompts)
 	t3, t4, t5 := reqs[2], reqs[3], reqs[4]
@@ -133,7 +133,7 @@ func TestSessionsDropOldestTurns(t *testing.T) {
 		assert.NotEqual(t, k, t5.Segments[1].Key, "turn 5's kept turns are no earlier prompt's tokens")
 	}
 	assert.NotEqual(t, t3.Segments[3].Key, t4.Segments[1].Key)
-	assert.Equal(t, 175, reqs[1].ReusedTokens, "turn 3 repeats turn 2 and its reply")
+	assert.Equal(t, 175, int(reqs[1].ReusedTokens), "turn 3 repeats turn 2 and its reply")
 	assert.Zero(t, t3.ReusedTokens, "turn 4 (cut) does not repeat turn 3…")
 	assert.Zero(t, t4.ReusedTokens, "…nor turn 5 turn 4")
 	require.Len(t, plan.Notes, 1)
@@ -155,10 +155,10 @@ func TestSessionsCutTurnsCostConstantSegments(t *testing.T) {
 	require.Len(t, reqs, 2000)
 	for k, r := range reqs {
 		if k < 500 {
-			require.Equal(t, 2*k+1, r.PromptTokens)
+			require.Equal(t, 2*k+1, int(r.PromptTokens))
 			continue
 		}
-		require.Equal(t, 999, r.PromptTokens, "turn %d", k+1)
+		require.Equal(t, 999, int(r.PromptTokens), "turn %d", k+1)
 		require.Equal(t, 1, len(r.Segments), "turn %d", k+1)
 		require.Equal(t, 999, r.Segments[0].End)
 		require.Zero(t, reqs[k-1].ReusedTokens, "turn %d starts a run", k+1)
@@ -176,8 +176,8 @@ func TestSessionsCutRunsRepeatTheTurnBefore(t *testing.T) {
 	runs := 0
 	for k := 1; k < len(reqs); k++ {
 		prev, r := &reqs[k-1], &reqs[k]
-		assert.LessOrEqual(t, r.PromptTokens+r.OutputTokens, 2000)
-		assert.Equal(t, r.PromptTokens, r.Segments[len(r.Segments)-1].End)
+		assert.LessOrEqual(t, int(r.PromptTokens)+int(r.OutputTokens), 2000)
+		assert.Equal(t, int(r.PromptTokens), r.Segments[len(r.Segments)-1].End)
 		if prev.ReusedTokens == 0 {
 			continue
 		}
@@ -185,7 +185,7 @@ func TestSessionsCutRunsRepeatTheTurnBefore(t *testing.T) {
 		n := len(prev.Segments)
 		require.Equal(t, n+2, len(r.Segments), "turn %d: the previous prompt, its reply, the new message", k+1)
 		assert.Equal(t, prev.Segments, r.Segments[:n])
-		assert.Equal(t, engine.Segment{Key: prev.OutputKey, End: prev.ReusedTokens}, r.Segments[n])
+		assert.Equal(t, engine.Segment{Key: prev.OutputKey, End: int(prev.ReusedTokens)}, r.Segments[n])
 		if len(r.Segments) < 2*k+2 { // cut: fewer than the system prompt, k turns and a message
 			runs++
 		}
@@ -211,7 +211,7 @@ func TestSessionsClasses(t *testing.T) {
 			assert.Equal(t, reqs[i-1].Class, r.Class, "one class per session")
 			assert.Equal(t, reqs[i-1].Priority, r.Priority)
 		} else {
-			byClass[r.Class]++
+			byClass[int(r.Class)]++
 		}
 		assert.Equal(t, []int{0, 2}[r.Class], r.Priority)
 	}

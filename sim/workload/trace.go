@@ -174,7 +174,7 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 	if err != nil || o < 1 || o > maxTraceTokens {
 		return row, fmt.Errorf("output_tokens: must be an integer in [1, %d], got %q", maxTraceTokens, get("output_tokens"))
 	}
-	row.req = Request{ID: id, At: int64(math.Round(at * 1e9)), PromptTokens: p, OutputTokens: o, ContentKey: uniqueKey(id), UniquePrompt: true, Turn: turn}
+	row.req = Request{ID: int32(id), At: int64(math.Round(at * 1e9)), PromptTokens: int32(p), OutputTokens: int32(o), ContentKey: uniqueKey(id), UniquePrompt: true, Turn: int32(turn)}
 	if row.req.Priority, err = parsePriority(get("priority")); err != nil {
 		return row, err
 	}
@@ -189,7 +189,7 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 			groups[g] = key
 		}
 		row.group = g
-		row.req.PrefixKey, row.req.PrefixTokens = key, pt
+		row.req.PrefixKey, row.req.PrefixTokens = key, int32(pt)
 	}
 	switch {
 	case turn > 1:
@@ -225,9 +225,9 @@ func assembleTrace(rows []traceRow, name string) ([]Request, []string, error) {
 		for k, i := range idx {
 			r := &rows[i]
 			switch {
-			case r.req.Turn == k: // the same turn as the row before
+			case int(r.req.Turn) == k: // the same turn as the row before
 				return nil, nil, fmt.Errorf("trace %s line %d: turn: session %q has turn %d twice (lines %d and %d)", name, r.line, s, k, rows[idx[k-1]].line, r.line)
-			case r.req.Turn != k+1:
+			case int(r.req.Turn) != k+1:
 				return nil, nil, fmt.Errorf("trace %s line %d: turn: session %q skips turn %d (its turns: %s)", name, r.line, s, k+1, turnList(rows, idx))
 			}
 			first := &rows[idx[0]]
@@ -255,7 +255,7 @@ func assembleTrace(rows []traceRow, name string) ([]Request, []string, error) {
 		reqs = appendSession(reqs, rows, bySession[rows[i].session], session)
 	}
 	for i := range reqs {
-		reqs[i].ID = i
+		reqs[i].ID = int32(i)
 	}
 	return reqs, labels, nil
 }
@@ -267,18 +267,18 @@ func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request 
 	first := rows[idx[0]].req
 	var segs []engine.Segment
 	if first.PrefixTokens > 0 {
-		segs = append(segs, engine.Segment{Key: first.PrefixKey, End: first.PrefixTokens})
+		segs = append(segs, engine.Segment{Key: first.PrefixKey, End: int(first.PrefixTokens)})
 	}
 	prevEnd := 0 // previous turn's prompt + output
 	for k, i := range idx {
 		r := rows[i].req
-		r.Session, r.PrefixKey, r.PrefixTokens = n, first.PrefixKey, min(first.PrefixTokens, r.PromptTokens)
+		r.Session, r.PrefixKey, r.PrefixTokens = int32(n), first.PrefixKey, min(first.PrefixTokens, r.PromptTokens)
 		r.OutputKey = streamKey(keyReply, uint64(n), uint64(k+1))
 		if k > 0 {
 			prev := &reqs[len(reqs)-1]
-			prev.Next = len(reqs)
-			if r.PromptTokens >= prevEnd {
-				prev.ReusedTokens = prevEnd
+			prev.Next = int32(len(reqs))
+			if int(r.PromptTokens) >= prevEnd {
+				prev.ReusedTokens = int32(prevEnd)
 				segs = append(segs, engine.Segment{Key: prev.OutputKey, End: prevEnd})
 			} else {
 				// A cut conversation: only the prefix group is shared. A new
@@ -289,11 +289,11 @@ func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request 
 				}
 			}
 		}
-		if len(segs) == 0 || r.PromptTokens > segs[len(segs)-1].End {
-			segs = append(segs, engine.Segment{Key: streamKey(keyMessage, uint64(n), uint64(k+1)), End: r.PromptTokens})
+		if len(segs) == 0 || int(r.PromptTokens) > segs[len(segs)-1].End {
+			segs = append(segs, engine.Segment{Key: streamKey(keyMessage, uint64(n), uint64(k+1)), End: int(r.PromptTokens)})
 		}
 		r.Segments = segs[:len(segs):len(segs)]
-		prevEnd = r.PromptTokens + r.OutputTokens
+		prevEnd = int(r.PromptTokens) + int(r.OutputTokens)
 		reqs = append(reqs, r)
 	}
 	return reqs
@@ -309,7 +309,7 @@ func isZero(v string) bool {
 func turnList(rows []traceRow, idx []int) string {
 	var s []string
 	for _, i := range idx {
-		s = append(s, strconv.Itoa(rows[i].req.Turn))
+		s = append(s, strconv.Itoa(int(rows[i].req.Turn)))
 	}
 	return strings.Join(s, ", ")
 }

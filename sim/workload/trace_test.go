@@ -15,7 +15,7 @@ func TestReadTracePrefixGroups(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, reqs, 12)
 	for i, r := range reqs {
-		assert.Equal(t, i, r.ID, "ids follow arrival order")
+		assert.Equal(t, i, int(r.ID), "ids follow arrival order")
 		assert.Zero(t, r.Stage)
 		if i > 0 {
 			assert.GreaterOrEqual(t, r.At, reqs[i-1].At, "sorted by arrival")
@@ -29,8 +29,8 @@ func TestReadTracePrefixGroups(t *testing.T) {
 			}
 			return
 		}())
-	assert.Equal(t, 1100, reqs[5].PromptTokens, "equal arrivals keep file order")
-	assert.Equal(t, 530, reqs[6].PromptTokens)
+	assert.Equal(t, 1100, int(reqs[5].PromptTokens), "equal arrivals keep file order")
+	assert.Equal(t, 530, int(reqs[6].PromptTokens))
 
 	chat, code := reqs[0].PrefixKey, reqs[4].PrefixKey
 	assert.NotZero(t, chat)
@@ -41,7 +41,7 @@ func TestReadTracePrefixGroups(t *testing.T) {
 	for _, r := range reqs {
 		keys[r.ContentKey] = true
 		if r.PrefixKey != 0 {
-			byGroup[r.PrefixKey] = append(byGroup[r.PrefixKey], r.PrefixTokens)
+			byGroup[r.PrefixKey] = append(byGroup[r.PrefixKey], int(r.PrefixTokens))
 		}
 	}
 	assert.Len(t, keys, 12, "every trace prompt is distinct beyond its prefix")
@@ -49,8 +49,8 @@ func TestReadTracePrefixGroups(t *testing.T) {
 	assert.Equal(t, []int{1024, 1024, 1024, 0}, byGroup[code])
 	assert.Zero(t, reqs[2].PrefixKey, "ungrouped row")
 	assert.Zero(t, reqs[2].PrefixTokens)
-	assert.Equal(t, 300, reqs[2].PromptTokens)
-	assert.Equal(t, 16, reqs[2].OutputTokens)
+	assert.Equal(t, 300, int(reqs[2].PromptTokens))
+	assert.Equal(t, 16, int(reqs[2].OutputTokens))
 }
 
 func TestParseTraceColumnsAnyOrder(t *testing.T) {
@@ -148,7 +148,7 @@ func TestParseTraceIgnoresOtherColumns(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, reqs, 1)
 	assert.Equal(t, int64(500e6), reqs[0].At)
-	assert.Equal(t, 100, reqs[0].PromptTokens)
+	assert.Equal(t, 100, int(reqs[0].PromptTokens))
 	// a column far from every trace column, or one the header also has
 	// spelt right, is ignored
 	reqs, err = parseTrace(strings.NewReader("arrival_s,prompt_tokens,output_tokens,priority,priorty,model\n0,10,5,2,9,llama\n"), "t.csv")

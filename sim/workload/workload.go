@@ -14,48 +14,51 @@ import (
 // Request is one planned request. Lengths are tokens; At is nanoseconds
 // from the start of its stage.
 type Request struct {
-	ID    int
-	Stage int
-	// Session is the conversation this request is a turn of, numbered from
-	// 1 in the plan; 0 = not part of a session. Turn is its 1-based turn
-	// within the session (0 outside sessions). A router may use Session
-	// for affinity.
-	Session      int
-	Turn         int
-	At           int64
-	PromptTokens int
-	OutputTokens int
+	At int64
 	// PrefixKey names the content of the first PrefixTokens prompt tokens
 	// (a shared system prompt); ContentKey names the whole prompt's content
 	// (equal for repeats of one prompt). See engine.Request.
-	PrefixKey    uint64
-	PrefixTokens int
-	ContentKey   uint64
-	// UniquePrompt: no other request repeats this prompt beyond its shared
-	// prefix (random dataset, trace rows).
-	UniquePrompt bool
+	PrefixKey  uint64
+	ContentKey uint64
 	// Segments, when set, is the prompt's content as streams
 	// (engine.Request.Segments): a session turn's prompt is the session's
 	// earlier messages and replies (OutputKey of the earlier turns) plus
 	// its new message. OutputKey names this request's generated tokens (0 =
 	// unique to it); ReusedTokens is how much of its prompt + output a later
 	// request's prompt repeats.
-	Segments     []engine.Segment
-	OutputKey    uint64
-	ReusedTokens int
-	// ClosedLoop: the request is sent ThinkNs after its predecessor (the
-	// request whose Next names it) finished, not at At. Next is the index,
-	// in the stage's Requests, of the closed-loop request this one
-	// triggers; 0 = none (a successor always comes after its predecessor,
-	// so index 0 never is one).
-	ClosedLoop bool
-	ThinkNs    int64
-	Next       int
+	Segments  []engine.Segment
+	OutputKey uint64
+	// ThinkNs: see ClosedLoop.
+	ThinkNs int64
 	// Priority is the request's priority (vLLM's "priority" request field;
 	// lower is served first under --scheduling-policy priority), and Class
 	// its index in Plan.Classes (0 when the plan has none).
 	Priority int
-	Class    int
+	// Counts and indices are int32 (a plan of 10⁶ requests is held whole:
+	// 120 bytes a request, not 168).
+	ID    int32
+	Stage int32
+	// Session is the conversation this request is a turn of, numbered from
+	// 1 in the plan; 0 = not part of a session. Turn is its 1-based turn
+	// within the session (0 outside sessions). A router may use Session
+	// for affinity.
+	Session      int32
+	Turn         int32
+	PromptTokens int32
+	OutputTokens int32
+	PrefixTokens int32
+	ReusedTokens int32
+	// Next is the index, in the stage's Requests, of the closed-loop
+	// request this one triggers; 0 = none (a successor always comes after
+	// its predecessor, so index 0 never is one).
+	Next  int32
+	Class int32
+	// UniquePrompt: no other request repeats this prompt beyond its shared
+	// prefix (random dataset, trace rows).
+	UniquePrompt bool
+	// ClosedLoop: the request is sent ThinkNs after its predecessor (the
+	// request whose Next names it) finished, not at At.
+	ClosedLoop bool
 }
 
 // Stage is a group of requests sent together. The next stage starts
@@ -160,9 +163,9 @@ func randomDataset(r *scenarios.RandomData, rng *rand.Rand) []Request {
 	outLo, outHi := lengthRange(r.OutputLen, r.RangeRatio)
 	for i := range reqs {
 		reqs[i] = Request{
-			ID:           i,
-			PromptTokens: inLo + rng.IntN(inHi-inLo+1),
-			OutputTokens: outLo + rng.IntN(outHi-outLo+1),
+			ID:           int32(i),
+			PromptTokens: int32(inLo + rng.IntN(inHi-inLo+1)),
+			OutputTokens: int32(outLo + rng.IntN(outHi-outLo+1)),
 			ContentKey:   uniqueKey(i),
 			UniquePrompt: true,
 		}
@@ -177,8 +180,8 @@ func addRandomPrefix(reqs []Request, n int) {
 		return
 	}
 	for i := range reqs {
-		reqs[i].PromptTokens += n
-		reqs[i].PrefixKey, reqs[i].PrefixTokens = randomPrefixKey, n
+		reqs[i].PromptTokens += int32(n)
+		reqs[i].PrefixKey, reqs[i].PrefixTokens = randomPrefixKey, int32(n)
 	}
 }
 
@@ -282,7 +285,7 @@ func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) (*Plan,
 		t := 0.0
 		for i := range reqs {
 			r := pool[id%len(pool)]
-			r.ID, r.Stage, r.At = id, k, int64(t*1e9)
+			r.ID, r.Stage, r.At = int32(id), int32(k), int64(t*1e9)
 			if r.ContentKey == 0 {
 				r.ContentKey, r.UniquePrompt = uniqueKey(id), true
 			}
@@ -312,10 +315,10 @@ func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Ra
 	for i := range prompts {
 		g := i / p.NumPromptsPerGroup
 		prompts[i] = Request{
-			PromptTokens: promptLen,
-			OutputTokens: p.OutputLen,
+			PromptTokens: int32(promptLen),
+			OutputTokens: int32(p.OutputLen),
 			PrefixKey:    0x9e37_79b9_7f4a_7c15 ^ uint64(g+1)*0xbf58_476d_1ce4_e5b9,
-			PrefixTokens: p.SystemPromptLen,
+			PrefixTokens: int32(p.SystemPromptLen),
 			ContentKey:   0x94d0_49bb_1331_11eb ^ uint64(i+1)*0x2545_f491_4f6c_dd1d,
 		}
 	}
@@ -327,7 +330,7 @@ func sharedPrefix(p *scenarios.SharedPrefix, a *scenarios.Arrivals, rng *rand.Ra
 	reqs := make([]Request, n)
 	for i := range reqs {
 		reqs[i] = prompts[i]
-		reqs[i].ID = i
+		reqs[i].ID = int32(i)
 	}
 	return planArrivals(reqs, a, rng)
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,8 +56,8 @@ func TestRandomLengthsWithinRange(t *testing.T) {
 		outLo, outHi := span(c.out)
 		minIn, maxIn, minOut, maxOut := math.MaxInt, 0, math.MaxInt, 0
 		for _, r := range reqs {
-			minIn, maxIn = min(minIn, r.PromptTokens), max(maxIn, r.PromptTokens)
-			minOut, maxOut = min(minOut, r.OutputTokens), max(maxOut, r.OutputTokens)
+			minIn, maxIn = min(minIn, int(r.PromptTokens)), max(maxIn, int(r.PromptTokens))
+			minOut, maxOut = min(minOut, int(r.OutputTokens)), max(maxOut, int(r.OutputTokens))
 		}
 		assert.GreaterOrEqual(t, minIn, inLo, "%+v", c)
 		assert.LessOrEqual(t, maxIn, inHi, "%+v", c)
@@ -77,7 +78,7 @@ func TestRandomPromptsAreDistinct(t *testing.T) {
 	reqs := allRequests(build(t, randomWorkload(500, 64, 8, 0, math.Inf(1), 0)))
 	keys := map[uint64]bool{}
 	for i, r := range reqs {
-		assert.Equal(t, i, r.ID)
+		assert.Equal(t, i, int(r.ID))
 		assert.Zero(t, r.PrefixTokens)
 		assert.NotZero(t, r.ContentKey)
 		keys[r.ContentKey] = true
@@ -188,10 +189,10 @@ func TestSharedPrefix(t *testing.T) {
 	content := map[uint64]bool{}
 	groupOf := map[uint64]uint64{} // ContentKey → PrefixKey
 	for i, r := range reqs {
-		assert.Equal(t, i, r.ID, "ids run across stages")
-		assert.Equal(t, sys+q, r.PromptTokens, "prompt_len omitted: system + question")
-		assert.Equal(t, out, r.OutputTokens)
-		assert.Equal(t, sys, r.PrefixTokens)
+		assert.Equal(t, i, int(r.ID), "ids run across stages")
+		assert.Equal(t, sys+q, int(r.PromptTokens), "prompt_len omitted: system + question")
+		assert.Equal(t, out, int(r.OutputTokens))
+		assert.Equal(t, sys, int(r.PrefixTokens))
 		assert.NotZero(t, r.PrefixKey)
 		if i < n {
 			content[r.ContentKey] = true
@@ -229,8 +230,8 @@ func TestSharedPrefixPromptLenAndNoStages(t *testing.T) {
 	require.Len(t, reqs, 12, "without stages each prompt is sent once")
 	keys := map[uint64]bool{}
 	for _, r := range reqs {
-		assert.Equal(t, 592, r.PromptTokens, "the measured prompt_len")
-		assert.Equal(t, 100, r.PrefixTokens)
+		assert.Equal(t, 592, int(r.PromptTokens), "the measured prompt_len")
+		assert.Equal(t, 100, int(r.PrefixTokens))
 		assert.Zero(t, r.At, "rate inf")
 		keys[r.ContentKey] = true
 	}
@@ -250,8 +251,8 @@ func TestStages(t *testing.T) {
 		assert.Equal(t, StageIntervalNs, st.IntervalNs, "1 s pause after each stage")
 		assert.Zero(t, st.Requests[0].At, "stage %d starts at offset 0", k)
 		for i, r := range st.Requests {
-			assert.Equal(t, k, r.Stage)
-			assert.Equal(t, id, r.ID)
+			assert.Equal(t, k, int(r.Stage))
+			assert.Equal(t, id, int(r.ID))
 			id++
 			if i > 0 {
 				assert.GreaterOrEqual(t, r.At, st.Requests[i-1].At, "stage %d offsets non-decreasing", k)
@@ -303,4 +304,11 @@ func TestArrivalsBeyondTheClockAreErrors(t *testing.T) {
 	_, err = Build(w, noResolve)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "workload.arrivals.stages[0].duration_s: must be <")
+}
+
+// TestRequestIsCompact: a plan holds every request from the start (10⁶ in
+// sim's BenchmarkMillion, ~115 MB at 120 bytes each; 168 bytes with int
+// fields), so Request's counts and indices stay int32 and its fields packed.
+func TestRequestIsCompact(t *testing.T) {
+	assert.Equal(t, uintptr(120), unsafe.Sizeof(Request{}))
 }
