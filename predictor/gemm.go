@@ -54,22 +54,18 @@ type gemmGrid struct {
 
 // NewGemm builds the predictor for dtype from rows (other dtypes ignored).
 func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
-	n := 0
+	bm, bn, bk := newAxisBuilder(), newAxisBuilder(), newAxisBuilder()
 	for i := range rows {
-		if rows[i].Dtype == dtype {
-			n++
+		if r := &rows[i]; r.Dtype == dtype {
+			bm.add(float64(r.M))
+			bn.add(float64(r.N))
+			bk.add(float64(r.K))
 		}
 	}
-	ms, ns, ks := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
-	for _, r := range rows {
-		if r.Dtype == dtype {
-			ms, ns, ks = append(ms, float64(r.M)), append(ns, float64(r.N)), append(ks, float64(r.K))
-		}
-	}
-	if len(ms) == 0 {
+	if len(bm.u) == 0 {
 		return nil, fmt.Errorf("gemm table has no %s rows", dtype)
 	}
-	g := &Gemm{dtype: dtype, m: newAxis(ms), n: newAxis(ns), k: newAxis(ks)}
+	g := &Gemm{dtype: dtype, m: bm.axis(), n: bn.axis(), k: bk.axis()}
 	size := len(g.m.v) * len(g.n.v) * len(g.k.v)
 	grid := &gemmGrid{raw: make([]float64, size), lat: make([]float64, size), hole: make([]bool, size),
 		ready: make([]atomic.Bool, len(g.n.v)*len(g.k.v))}
@@ -79,8 +75,8 @@ func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
 	// Rows come in grid order, so consecutive rows mostly share m and n:
 	// indexOf remembers the last value it looked up.
 	im, in, ik := g.m.indexOf(), g.n.indexOf(), g.k.indexOf()
-	for _, r := range rows {
-		if r.Dtype == dtype && r.LatencyMs > 0 {
+	for i := range rows {
+		if r := &rows[i]; r.Dtype == dtype && r.LatencyMs > 0 {
 			grid.raw[g.idx(im(float64(r.M)), in(float64(r.N)), ik(float64(r.K)))] = r.LatencyMs
 		}
 	}

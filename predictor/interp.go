@@ -11,26 +11,37 @@ type axis struct {
 	log []float64
 }
 
-// newAxis is the axis through the distinct values of vals, sorted.
-func newAxis(vals []float64) axis {
-	// Table columns repeat a few distinct values thousands of times (the
-	// 35,742 bf16 GEMM rows of H200 hold 74 m values): a direct-mapped
-	// set of recent values drops nearly every repeat in one probe, before
-	// the map and the sort see the distinct ones.
-	recent := newRecent()
-	seen := map[float64]bool{}
-	var u []float64
-	for _, v := range vals {
-		h := recentSlot(v)
-		if recent[h] == v {
-			continue
-		}
-		recent[h] = v
-		if !seen[v] { // every NaN stays, as before
-			seen[v] = true
-			u = append(u, v)
-		}
+// axisBuilder collects an axis's distinct values one at a time, so a
+// table's rows give their columns' axes without a slice per column.
+// Table columns repeat a few distinct values thousands of times (the
+// 35,742 bf16 GEMM rows of H200 hold 74 m values): a direct-mapped set of
+// recent values drops nearly every repeat in one probe, before the map
+// and the sort see the distinct ones.
+type axisBuilder struct {
+	recent *[recentSlots]float64
+	seen   map[float64]bool
+	u      []float64
+}
+
+func newAxisBuilder() *axisBuilder {
+	return &axisBuilder{recent: newRecent(), seen: map[float64]bool{}}
+}
+
+func (b *axisBuilder) add(v float64) {
+	h := recentSlot(v)
+	if b.recent[h] == v {
+		return
 	}
+	b.recent[h] = v
+	if !b.seen[v] { // every NaN stays, as before
+		b.seen[v] = true
+		b.u = append(b.u, v)
+	}
+}
+
+// axis is the values added, distinct and sorted.
+func (b *axisBuilder) axis() axis {
+	u := b.u
 	sort.Float64s(u)
 	a := axis{v: u, log: make([]float64, len(u))}
 	for i, v := range u {
@@ -71,7 +82,7 @@ func (a axis) indexOf() func(x float64) int {
 	}
 }
 
-// recentSlots sizes newAxis's and indexOf's direct-mapped caches.
+// recentSlots sizes axisBuilder's and indexOf's direct-mapped caches.
 const recentSlots = 256
 
 // newRecent is an empty direct-mapped cache of values (NaN matches none).

@@ -250,14 +250,10 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 		if r.err == nil && len(keys) == 0 && total > 0 {
 			return nil, errors.New("corrupt rows file (no partition key)")
 		}
-		sel = make([]int32, 0, total)
-		for i := 0; i < total && r.err == nil; i++ {
-			k := dictIndex(col, int(width), i)
-			if k >= len(keys) {
-				return nil, errors.New("corrupt rows file (key index out of range)")
-			}
-			if keys[k] {
-				sel = append(sel, int32(i))
+		if r.err == nil {
+			var err error
+			if sel, err = selectRows(col, int(width), total, keys); err != nil {
+				return nil, err
 			}
 		}
 	} else if r.err == nil {
@@ -314,6 +310,48 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 	return rows, nil
 }
 
+// selectRows lists the rows (of total, in a key column of width 0, 1 or
+// 2 bytes per row) whose key keys marks kept. A width-1 column, every
+// table's, reads a 256-entry state per byte: one load and one test a row.
+func selectRows(col []byte, width, total int, keys []bool) ([]int32, error) {
+	sel := make([]int32, 0, total)
+	if width != 1 {
+		for i := 0; i < total; i++ {
+			k := dictIndex(col, width, i)
+			if k >= len(keys) {
+				return nil, errors.New("corrupt rows file (key index out of range)")
+			}
+			if keys[k] {
+				sel = append(sel, int32(i))
+			}
+		}
+		return sel, nil
+	}
+	const (
+		drop = iota
+		keep
+		bad // no such key
+	)
+	var state [256]byte
+	for k := range state {
+		switch {
+		case k >= len(keys):
+			state[k] = bad
+		case keys[k]:
+			state[k] = keep
+		}
+	}
+	for i, c := range col[:total] {
+		if s := state[c]; s != drop {
+			if s == bad {
+				return nil, errors.New("corrupt rows file (key index out of range)")
+			}
+			sel = append(sel, int32(i))
+		}
+	}
+	return sel, nil
+}
+
 // fillColumn stores field f of the selected rows (row sel[j] of the file
 // into rows[j] at base, size bytes apart) from a column of width bytes
 // per row: indices into nums or strs, or raw values (width 8). One loop
@@ -343,17 +381,14 @@ func fillColumn(base unsafe.Pointer, size uintptr, f rowField, sel []int32, widt
 			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = nums[0]
 		}
 	case width == 1:
-		if len(nums) < 256 {
-			for _, i := range sel {
-				bad = bad || int(col[i]) >= len(nums)
-			}
-			if bad {
-				break
-			}
-		}
-		dict := (*[256]uint64)(nums[:256:256]) // every byte indexes it
+		// nums has room for 256 (zeros past the dictionary): every byte
+		// indexes it, and an index past the dictionary only marks the file
+		// bad, in the same loop.
+		dict, n := (*[256]uint64)(nums[:256:256]), len(nums)
 		for j, i := range sel {
-			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = dict[col[i]]
+			c := col[i]
+			bad = bad || int(c) >= n
+			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = dict[c]
 		}
 	default:
 		for j, i := range sel {
