@@ -1,12 +1,14 @@
 package predictor
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // HostModel is the engine core's host (CPU) time per step, in named terms,
@@ -99,12 +101,8 @@ var h100Calibration []byte
 // vLLM, not the GPU, so the same fit serves H200 and H800 until a fit on
 // their own ground truth exists; the note says so.
 func DefaultHostFor(hardware string) (HostModel, string) {
-	h := DefaultHost()
-	var f struct {
-		Host *HostModel `json:"host"`
-	}
-	f.Host = &h
-	if err := json.Unmarshal(h100Calibration, &f); err != nil {
+	h, ok := embeddedHost()
+	if !ok {
 		return DefaultHost(), "host model: embedded calibration unreadable; uncalibrated defaults"
 	}
 	if hardware == "h100-sxm" {
@@ -112,6 +110,36 @@ func DefaultHostFor(hardware string) (HostModel, string) {
 	}
 	return h, "host model: the h100-sxm calibration (vLLM's CPU-side terms) also used for " + hardware
 }
+
+// embeddedHost is the embedded calibration's host model (DefaultHost's
+// terms where it names none), parsed once a process. It reads the file's
+// top-level keys up to "host" and decodes only that object: the file is
+// 24 KB of JSON (the fit's cells and residuals), "host" is near its start,
+// and unmarshalling all of it cost a twentieth of a one-request run's
+// instructions (TestEmbeddedHostIsTheFilesHost checks both agree). ok is
+// false when there is no "host" object to read.
+var embeddedHost = sync.OnceValues(func() (HostModel, bool) {
+	h := DefaultHost()
+	dec := json.NewDecoder(bytes.NewReader(h100Calibration))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h, false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return h, false
+		}
+		if key == "host" {
+			err := dec.Decode(&h)
+			return h, err == nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return h, false
+		}
+	}
+	return h, false
+})
 
 // CalibrationJSON is the embedded default calibration file (h100-sxm), for
 // reports that say which cells the fit saw.
