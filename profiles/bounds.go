@@ -30,15 +30,16 @@ func maxLatencyMs(flops, bytes float64) float64 {
 	return flops/SlowestFLOPS*1e3 + bytes/SlowestBytesPerSec*1e3 + KernelAllowanceMs
 }
 
-// checkLatency refuses latency or eager past maxMs; shape names the row.
-func checkLatency(latency, eager, maxMs float64, shape string) error {
+// checkLatency refuses latency or eager past maxMs; shape names the row
+// (called only then: a table loads thousands of rows that pass).
+func checkLatency(latency, eager, maxMs float64, shape func() string) error {
 	for _, v := range []struct {
 		col string
 		ms  float64
 	}{{"latency", latency}, {"eager_latency", eager}} {
 		if v.ms > maxMs || math.IsInf(v.ms, 0) {
 			return fmt.Errorf("%s: %g ms is past the physical maximum %.4g ms for %s (its work at %g GFLOP/s and %g GB/s plus %g s; see profiles/bounds.go)",
-				v.col, v.ms, maxMs, shape, SlowestFLOPS/1e9, SlowestBytesPerSec/1e9, KernelAllowanceMs/1e3)
+				v.col, v.ms, maxMs, shape(), SlowestFLOPS/1e9, SlowestBytesPerSec/1e9, KernelAllowanceMs/1e3)
 		}
 	}
 	return nil
@@ -47,7 +48,7 @@ func checkLatency(latency, eager, maxMs float64, shape string) error {
 func gemmBound(r GemmRow) error {
 	m, n, k := float64(r.M), float64(r.N), float64(r.K)
 	return checkLatency(r.LatencyMs, r.EagerMs, maxLatencyMs(2*m*n*k, 4*(m*k+k*n+m*n)),
-		fmt.Sprintf("gemm m=%d n=%d k=%d", r.M, r.N, r.K))
+		func() string { return fmt.Sprintf("gemm m=%d n=%d k=%d", r.M, r.N, r.K) })
 }
 
 // attnBound bounds context (prefill) rows: batch × the causal pairs of isl
@@ -59,7 +60,9 @@ func attnBound(r AttnRow) error {
 	h, kv, d := float64(r.NumHeads), float64(r.NumKVHeads), float64(r.HeadDim)
 	pairs := isl * (step + isl)
 	return checkLatency(r.LatencyMs, r.EagerMs, maxLatencyMs(4*d*h*b*pairs, 4*b*(isl+step)*(h+2*kv)*d),
-		fmt.Sprintf("attention batch=%d isl=%d step=%d heads=%d/%d head_dim=%d", r.BatchSize, r.ISL, r.Step, r.NumHeads, r.NumKVHeads, r.HeadDim))
+		func() string {
+			return fmt.Sprintf("attention batch=%d isl=%d step=%d heads=%d/%d head_dim=%d", r.BatchSize, r.ISL, r.Step, r.NumHeads, r.NumKVHeads, r.HeadDim)
+		})
 }
 
 // moeBound: every token through top-k experts of three hidden × inter
@@ -68,13 +71,17 @@ func moeBound(r MoERow) error {
 	t, hid, inter := float64(r.NumTokens), float64(r.Hidden), float64(r.Inter)
 	topk, e := float64(r.TopK), float64(r.NumExperts)
 	return checkLatency(r.LatencyMs, r.EagerMs, maxLatencyMs(6*t*topk*hid*inter, 4*(3*e*hid*inter+t*hid*(2+topk))),
-		fmt.Sprintf("moe tokens=%d hidden=%d inter=%d top-%d of %d experts", r.NumTokens, r.Hidden, r.Inter, r.TopK, r.NumExperts))
+		func() string {
+			return fmt.Sprintf("moe tokens=%d hidden=%d inter=%d top-%d of %d experts", r.NumTokens, r.Hidden, r.Inter, r.TopK, r.NumExperts)
+		})
 }
 
 // commBound: the message crosses every GPU's link once, 4-byte elements.
 func commBound(r CommRow) error {
 	return checkLatency(r.LatencyMs, r.EagerMs, maxLatencyMs(0, 4*float64(r.MessageSize)*float64(max(r.NumGPUs, 1))),
-		fmt.Sprintf("%s %s message=%d gpus=%d", r.Op, r.Backend, r.MessageSize, r.NumGPUs))
+		func() string {
+			return fmt.Sprintf("%s %s message=%d gpus=%d", r.Op, r.Backend, r.MessageSize, r.NumGPUs)
+		})
 }
 
 // opBound: elementwise work on tokens × width, a few FLOPs and 4 reads and
@@ -82,5 +89,5 @@ func commBound(r CommRow) error {
 func opBound(r OpRow) error {
 	tw := float64(r.Tokens) * float64(r.Width)
 	return checkLatency(r.LatencyMs, r.EagerMs, maxLatencyMs(10*tw, 16*tw),
-		fmt.Sprintf("%s tokens=%d width=%d", r.Op, r.Tokens, r.Width))
+		func() string { return fmt.Sprintf("%s tokens=%d width=%d", r.Op, r.Tokens, r.Width) })
 }
