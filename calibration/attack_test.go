@@ -53,6 +53,9 @@ func TestReadReplayBounds(t *testing.T) {
 		{`{"index": 0, "arrival_time_us": 0, "input_tokens": 5}]}`, `[{"index": 0, "ttft_s": 1, "e2e_s": 1e12}]`, "request 0: e2e_s: must be in [0, 1e+06] s, got 1e+12"},
 		{`{"index": 0, "arrival_time_us": 0, "has_error": true}]}`, `[{"index": 0, "has_error": true, "e2e_s": -3}]`, "request 0: e2e_s: must be in [0, 1e+06] s, got -3"},
 		{`{"index": 0, "arrival_time_us": 9000000000000000000, "input_tokens": 5}]}`, `[{"index": 0, "ttft_s": 1, "e2e_s": 2}]`, "request 0: arrival_time_us: must be in [0, 1e+12] µs"},
+		// A planned request's lengths are int32 (workload.Request): past
+		// scenarios.MaxTokens a count is refused, not wrapped.
+		{`{"index": 0, "arrival_time_us": 0, "input_tokens": 5000000000}]}`, `[{"index": 0, "ttft_s": 1, "e2e_s": 2}]`, "request 0: input_tokens 5000000000, output_tokens 0: a successful request needs input_tokens ≥ 1, and counts are in [0, 10000000]"},
 	} {
 		write("requests.json", cfg+c.requests)
 		write("per_request_truth.json", c.truth)

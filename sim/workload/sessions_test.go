@@ -218,3 +218,19 @@ func TestSessionsClasses(t *testing.T) {
 	assert.Positive(t, byClass[0])
 	assert.Positive(t, byClass[1])
 }
+
+// A plan built without max_model_len (Build) keeps every turn's whole
+// history; a turn past int32 tokens (the plan's counts) is refused, not
+// wrapped. 10M-token messages and replies: turn k's prompt + reply is about
+// 20M·k tokens, past 2^31 − 1 from turn 108.
+func TestSessionsPromptPastInt32IsRefused(t *testing.T) {
+	s := chat(1, 120)
+	s.UserMessageLen, s.OutputLen = scenarios.MaxTokens, scenarios.MaxTokens
+	a := scenarios.DefaultArrivals()
+	require.NoError(t, s.Validate(&a))
+	_, err := Build(&scenarios.Workload{Dataset: "sessions", Sessions: s, Arrivals: a}, nil)
+	require.Error(t, err)
+	assert.Regexp(t, `^workload\.sessions: session 1 turn 10[0-9]'s prompt \+ output would be [0-9]+ tokens, more than 2147483647; set max_model_len$`, err.Error())
+	_, err = BuildFor(&scenarios.Workload{Dataset: "sessions", Sessions: s, Arrivals: a}, nil, 3*scenarios.MaxTokens)
+	require.NoError(t, err, "with max_model_len the history is cut instead")
+}
