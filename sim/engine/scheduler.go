@@ -74,6 +74,10 @@ type Scheduler struct {
 	// OnPreempt, when set, is called with each request preempted by
 	// recompute, as it happens (reports; nil costs nothing).
 	OnPreempt func(*Request)
+	// hashMemo holds repeated prompts' block hashes (hashmemo.go),
+	// hashMemoN hashes in all.
+	hashMemo  map[promptID][]uint64
+	hashMemoN int
 }
 
 // NewScheduler returns an empty scheduler over a fresh block pool.
@@ -363,6 +367,9 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 	}
 	bs := s.cfg.BlockSize
 	maxBlocks := (r.known() - 1) / bs
+	if maxBlocks > 0 {
+		s.seedHashes(r)
+	}
 	hit := s.scratch[:0]
 	for i := 0; i < maxBlocks; i++ {
 		b := s.Pool.Lookup(r.blockHash(i, bs))

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A prompt's hashes seeded from the memo are the ones blockHash computes
+// for a fresh request, for a repeated prompt (every full prompt block)
+// and for a unique one (its shared prefix's full blocks, the rest
+// computed after them); output blocks stay the request's own.
+func TestSeedHashesEqualComputed(t *testing.T) {
+	s := NewScheduler(cfg(8, 2048, 64, true))
+	for _, unique := range []bool{false, true} {
+		mk := func(id int) *Request {
+			return &Request{ID: id, PromptTokens: 100, MaxTokens: 40, PrefixKey: 7, PrefixTokens: 37,
+				ContentKey: 99, UniquePrompt: unique}
+		}
+		first, second := mk(1), mk(2)
+		s.seedHashes(first)
+		s.seedHashes(second) // from the memo
+		want := 100 / 16
+		if unique {
+			want = 37 / 16
+		}
+		require.Len(t, second.hashes, want)
+		for _, r := range []*Request{first, second} {
+			fresh := mk(r.ID) // computed block by block, no memo
+			for i := 0; i < 140/16; i++ {
+				assert.Equal(t, fresh.blockHash(i, 16), r.blockHash(i, 16), "request %d block %d", r.ID, i)
+			}
+		}
+		assert.NotEqual(t, first.blockHash(6, 16), second.blockHash(6, 16), "a block with output tokens is the request's own")
+	}
+	assert.Len(t, s.hashMemo, 2)
+	assert.Equal(t, 100/16+37/16, s.hashMemoN)
+}
