@@ -371,7 +371,21 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 		s.seedHashes(r)
 	}
 	hit := s.scratch[:0]
-	for i := 0; i < maxBlocks; i++ {
+	// The hashes seeded are read in place (blockHash computes the rest).
+	seeded := 0
+	if r.hashBS == bs && s.Pool.caching {
+		seeded = min(len(r.hashes), maxBlocks)
+	}
+	idx := &s.Pool.cached
+	for _, h := range r.hashes[:seeded] {
+		b := idx.get(h)
+		if b < 0 {
+			s.scratch = hit
+			return hit
+		}
+		hit = append(hit, b)
+	}
+	for i := seeded; i < maxBlocks; i++ {
 		b := s.Pool.Lookup(r.blockHash(i, bs))
 		if b < 0 {
 			break
@@ -457,12 +471,8 @@ func (s *Scheduler) preempt(r *Request) {
 }
 
 func (s *Scheduler) freeBlocks(r *Request) {
-	b := r.Blocks
-	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
-		b[i], b[j] = b[j], b[i]
-	}
-	s.Pool.Free(b)
-	r.Blocks = b[:0]
+	s.Pool.FreeTailFirst(r.Blocks)
+	r.Blocks = r.Blocks[:0]
 	r.numHashed = 0
 }
 
