@@ -9,10 +9,12 @@ package engine
 // The free queue is a ring of block ids in freeing order. vLLM's is a
 // doubly linked list so that a cache hit can take a free block out of the
 // middle; here such a block just stops being free (refCnt > 0) and its
-// entry goes stale, skipped when it reaches the head: every block freed
-// again gets a new entry, and its meta.pos says which entry is live. The
-// order blocks leave is the linked list's, and handing one out reads the
-// ring in order instead of chasing links across the pool.
+// entry goes stale: it is overwritten with −1 (at meta.pos, the entry a
+// free block's is) and skipped when it reaches the head without reading
+// the block's state; every block freed again gets a new entry. So an
+// entry is live exactly when it is not −1. The order blocks leave is the
+// linked list's, and handing one out reads the ring in order instead of
+// chasing links across the pool.
 //
 // Blocks are int32 ids; a freed block keeps its hash (and stays a cache
 // hit) until it is handed out again. Block 0 is vLLM's null block: the
@@ -93,7 +95,7 @@ func (p *BlockPool) Usage() float64 {
 func (p *BlockPool) growRing() {
 	mask, live := uint32(len(p.ring)-1), 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if m := &p.meta[p.ring[seq&mask]]; m.refCnt == 0 && m.pos == seq {
+		if p.ring[seq&mask] >= 0 {
 			live++
 		}
 	}
@@ -104,10 +106,9 @@ func (p *BlockPool) growRing() {
 	ring := make([]int32, n)
 	k := uint32(0)
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		b := p.ring[seq&mask]
-		if m := &p.meta[b]; m.refCnt == 0 && m.pos == seq {
+		if b := p.ring[seq&mask]; b >= 0 {
 			ring[k] = b
-			m.pos = k
+			p.meta[b].pos = k
 			k++
 		}
 	}
@@ -129,6 +130,9 @@ func (p *BlockPool) Touch(blocks []int32) {
 		if m := &p.meta[b]; m.refCnt == 0 {
 			p.numFree-- // its free-queue entry goes stale
 			p.stale++
+			if b < p.fresh {
+				p.ring[m.pos&uint32(len(p.ring)-1)] = -1
+			}
 			if m.hash != 0 {
 				p.freeHashed--
 			}
@@ -169,21 +173,16 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 	}
 	mask := uint32(len(p.ring) - 1)
 	for ; n > 0; n-- {
-		// The head entry, skipping stale ones (blocks taken out of the
-		// middle, or freed again since). With none stale and no free
-		// block holding a hash, the block's state is not read: in a long
-		// run the head is the block freed least recently, whose state has
-		// left the CPU's caches.
-		seq := p.qhead
-		b := p.ring[seq&mask]
+		// The head entry, skipping stale ones (−1: blocks taken out of
+		// the middle) without reading any block's state. With no free
+		// block holding a hash, the block's state is not read either: in
+		// a long run the head is the block freed least recently, whose
+		// state has left the CPU's caches.
+		b := p.ring[p.qhead&mask]
 		p.qhead++
-		for p.stale > 0 {
-			if m := &p.meta[b]; m.refCnt == 0 && m.pos == seq {
-				break
-			}
+		for b < 0 { // only while some entry is stale
 			p.stale--
-			seq = p.qhead
-			b = p.ring[seq&mask]
+			b = p.ring[p.qhead&mask]
 			p.qhead++
 		}
 		m := &p.meta[b]

@@ -229,9 +229,8 @@ func poolFreeHashes(p *BlockPool) []uint64 {
 		out = append(out, p.meta[b].hash)
 	}
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		b := p.ring[seq&uint32(len(p.ring)-1)]
-		if m := p.meta[b]; m.refCnt == 0 && m.pos == seq {
-			out = append(out, m.hash)
+		if b := p.ring[seq&uint32(len(p.ring)-1)]; b >= 0 {
+			out = append(out, p.meta[b].hash)
 		}
 	}
 	return out

@@ -32,8 +32,9 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	require.Equal(t, free, p.NumFree(), where)
 	live, hashed := 0, 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		b := p.ring[seq&uint32(len(p.ring)-1)]
-		if m := p.meta[b]; m.refCnt == 0 && m.pos == seq {
+		if b := p.ring[seq&uint32(len(p.ring)-1)]; b >= 0 {
+			m := p.meta[b]
+			require.True(t, m.refCnt == 0 && m.pos == seq, "%s: entry %d of block %d is live", where, seq, b)
 			live++
 			if m.hash != 0 {
 				hashed++

@@ -101,9 +101,13 @@ func requireStaleCount(t *testing.T, p *BlockPool) {
 	stale := 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
 		b := p.ring[seq&uint32(len(p.ring)-1)]
-		if m := p.meta[b]; m.refCnt != 0 || m.pos != seq {
+		if b < 0 {
 			stale++
+			continue
 		}
+		// An entry not −1 is its block's live one.
+		m := p.meta[b]
+		require.True(t, m.refCnt == 0 && m.pos == seq, "entry %d of block %d is live", seq, b)
 	}
 	require.Equal(t, stale, p.stale)
 }
