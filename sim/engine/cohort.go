@@ -50,8 +50,8 @@ type cohort struct {
 	// finishing cycle to note.
 	due     [][]*Request
 	dueMask int
-	// finishing holds, by cycle modulo 2, the members whose last token
-	// that cycle samples.
+	// finishing holds, by cycle modulo 2 (cycles are ≥ 0), the members
+	// whose last token that cycle samples.
 	finishing [2][]*Request
 	// steps are the scheduled steps with members not yet sampled, in
 	// order: steps[0:nsteps] (at most two: async's current and next).
@@ -209,7 +209,7 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 		sortByIndex(list)
 	}
 	for _, r := range list {
-		fin := &co.finishing[r.coLast%2]
+		fin := &co.finishing[r.coLast&1]
 		if j == r.coLast+1 {
 			*fin = append(*fin, r) // lag 1: it finishes at the sample of cycle j − 1
 			continue
@@ -218,7 +218,7 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 			*fin = append(*fin, r)
 		}
 		if r.NumComputed+1 > len(r.Blocks)*bs || r.NumTokens() >= (r.numHashed+1)*bs {
-			if !s.allocate(r, r.NumComputed, 1, nil) {
+			if !s.allocDecode(r, r.NumComputed) {
 				panic("engine: cohort allocation beyond the free blocks counted") // a bug, not input
 			}
 		}
@@ -280,7 +280,7 @@ func (s *Scheduler) Finishing(st *Step) []*Request {
 	if st.Cohort == 0 {
 		return nil
 	}
-	return s.co.finishing[st.cycle%2]
+	return s.co.finishing[st.cycle&1]
 }
 
 // SampleCohort applies the sample of step st's implicit items: every
@@ -302,7 +302,7 @@ func (s *Scheduler) SampleCohort(st *Step, done []*Request) []*Request {
 	}
 	co.nsteps--
 	co.steps[co.nsteps] = nil
-	fin := &co.finishing[st.cycle%2]
+	fin := &co.finishing[st.cycle&1]
 	for _, r := range *fin {
 		s.materialize(r)
 		if r.NumOutput < r.MaxTokens && r.NumTokens() < s.cfg.MaxModelLen {

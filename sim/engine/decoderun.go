@@ -96,7 +96,7 @@ func (s *Scheduler) ScheduleDecodes(next *Step, by int) {
 		r := it.Req
 		if c := r.NumComputed; c+1 > len(r.Blocks)*bs || r.NumTokens() >= (r.numHashed+1)*bs {
 			// allocate's slow path: a new block, or a block now full.
-			if !s.allocate(r, c, 1, nil) {
+			if !s.allocDecode(r, c) {
 				panic("engine: ScheduleDecodes without the blocks DecodeBlocks counted") // a bug, not input
 			}
 		}

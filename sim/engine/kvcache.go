@@ -201,39 +201,38 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 // Free drops one reference on each block, given in eviction order (vLLM
 // frees a request's blocks tail first so that its tail is evicted first);
 // a block no request holds any more goes to the free queue's tail.
-func (p *BlockPool) Free(blocks []int32) {
-	for _, b := range blocks {
-		p.free1(b)
-	}
-}
+func (p *BlockPool) Free(blocks []int32) { p.free(blocks, false) }
 
 // FreeTailFirst is Free of blocks in reverse order (a request's blocks,
 // its tail first).
-func (p *BlockPool) FreeTailFirst(blocks []int32) {
-	for i := len(blocks) - 1; i >= 0; i-- {
-		p.free1(blocks[i])
-	}
-}
+func (p *BlockPool) FreeTailFirst(blocks []int32) { p.free(blocks, true) }
 
-// free1 drops one reference on block b.
-func (p *BlockPool) free1(b int32) {
-	m := &p.meta[b]
-	if m.refCnt > 1 {
-		m.refCnt--
-		return
-	}
-	if int(p.qtail-p.qhead) == len(p.ring) {
-		// Grown while b is still held, so that an entry b left
-		// stale (freed, then a cache hit) counts as stale.
-		p.growRing()
-	}
-	m.refCnt = 0
-	p.ring[p.qtail&uint32(len(p.ring)-1)] = b
-	m.pos = p.qtail
-	p.qtail++
-	p.numFree++
-	if m.hash != 0 {
-		p.freeHashed++
+// free is Free, of blocks in reverse order when tailFirst.
+func (p *BlockPool) free(blocks []int32, tailFirst bool) {
+	last := len(blocks) - 1
+	for k := range blocks {
+		b := blocks[k]
+		if tailFirst {
+			b = blocks[last-k]
+		}
+		m := &p.meta[b]
+		if m.refCnt > 1 {
+			m.refCnt--
+			continue
+		}
+		if int(p.qtail-p.qhead) == len(p.ring) {
+			// Grown while b is still held, so that an entry b left
+			// stale (freed, then a cache hit) counts as stale.
+			p.growRing()
+		}
+		m.refCnt = 0
+		p.ring[p.qtail&uint32(len(p.ring)-1)] = b
+		m.pos = p.qtail
+		p.qtail++
+		p.numFree++
+		if m.hash != 0 {
+			p.freeHashed++
+		}
 	}
 }
 
