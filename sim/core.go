@@ -88,14 +88,46 @@ func (c *Core) kick(s *Sim) {
 // there is one, else a batch scheduled now. The decode macro-step may
 // then run the steps that follow inline (macro.go); when it ends one of
 // them and the next needs a full schedule, launch starts that one.
+//
+// A step that ends before every queued event is ended here, not queued:
+// the event loop would pop its end next and do nothing else first
+// (endsNext), so launch does what that event would (endStep) and goes on
+// with the step after it, sparing a push and a pop per step. Launch is
+// the last thing its callers (endStep, kick) do, so nothing runs between.
 func (c *Core) launch(s *Sim) {
 	for c.begin(s) {
-		if !c.macroStep(s) {
-			s.queue.push(c.stepStart+c.cost.WallNs, stepEnd{c})
+		if c.macroStep(s) {
+			c.busy = false
+			continue
+		}
+		end := c.stepStart + c.cost.WallNs
+		if !c.endsNext(s, end) {
+			s.queue.push(end, stepEnd{c})
 			return
 		}
+		// As Sim.Run would: the retired records of the event just
+		// handled are reused, then the step's end is handled.
+		if len(s.retired) > 0 {
+			s.reuse()
+		}
+		s.now = end
+		c.record(s, c.cur, c.stepStart, false)
+		c.complete(s, c.cur)
+		c.stepDone(s, c.cur)
 		c.busy = false
 	}
+}
+
+// endsNext reports whether Sim.Run would pop the end of the step ending
+// at end, ns, as its very next event and handle it with nothing else
+// first: it is strictly before every queued event (one at the same
+// instant was queued earlier and goes first), within the clock's range,
+// before the next replica scrape, and the run has not failed. Off in
+// the step-by-step reference run, for pipelined cores and lockstep DP
+// groups.
+func (c *Core) endsNext(s *Sim, end int64) bool {
+	return !s.stepByStep && c.PP == 1 && c.group == nil && s.err == nil &&
+		end >= s.now && end <= MaxClockNs && end < s.scrapeAt && end < s.queue.next()
 }
 
 // begin schedules and prices the step starting at s.now; false when
