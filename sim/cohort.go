@@ -130,10 +130,11 @@ func (s *Sim) streamBulk(c *Core, members []*engine.Request, kept, j int, base i
 	for _, g := range sc.segs {
 		cut := g.to // ranks [g.from, cut) get new chunks
 		if svc > 0 {
-			if t := now - g.a; t < int64(g.from)*svc {
+			switch t := now - g.a; {
+			case t < int64(g.from)*svc:
 				cut = g.from
-			} else {
-				cut = min(g.to, int(t/svc)+1)
+			case t < int64(g.to-1)*svc: // else t/svc + 1 ≥ to: no division
+				cut = int(t/svc) + 1
 			}
 		}
 		if cut > g.from {

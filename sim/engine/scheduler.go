@@ -129,7 +129,7 @@ func (s *Scheduler) Schedule(out *Step) {
 			s.Dissolve()
 		}
 	}
-	for i := start; ; i++ {
+	for i := start; i < len(s.running) && budget > 0; i++ {
 		// Plain decode steps (nearly every item) in a call-free loop; it
 		// stops at the first request that needs the general path below.
 		if i, budget = s.decodes(out, i, budget); i >= len(s.running) || budget <= 0 {
