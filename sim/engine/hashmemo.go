@@ -10,9 +10,11 @@ package engine
 // instructions). The hashes are the values blockHash gives: outputs
 // cannot change.
 
-// hashMemoMax bounds the hashes remembered, all prompts together (8 MiB;
-// a pure cache: a prompt not kept is computed as before).
-const hashMemoMax = 1 << 20
+// hashMemoMax bounds the hashes remembered, all prompts together (512 KiB
+// a scheduler, so DP ranks and replicas stay small; the codegen run keeps
+// 100 prompts of 37 blocks). A pure cache: a prompt not kept is computed
+// as before.
+const hashMemoMax = 1 << 16
 
 // promptID is what a prompt's full blocks' hashes depend on: for a
 // unique prompt (UniquePrompt) only its shared prefix is kept (content 0).

@@ -37,3 +37,20 @@ func TestSeedHashesEqualComputed(t *testing.T) {
 	assert.Len(t, s.hashMemo, 2)
 	assert.Equal(t, 100/16+37/16, s.hashMemoN)
 }
+
+// The memo keeps at most hashMemoMax hashes; a prompt past the bound is
+// hashed as before, and right.
+func TestSeedHashesMemoBounded(t *testing.T) {
+	s := NewScheduler(cfg(8, 2048, 64, true))
+	blocks := hashMemoMax / 16
+	for k := 0; k <= 16; k++ {
+		r := &Request{ID: k, PromptTokens: blocks * 16, MaxTokens: 1, ContentKey: uint64(100 + k)}
+		s.seedHashes(r)
+		fresh := &Request{ID: k, PromptTokens: blocks * 16, MaxTokens: 1, ContentKey: uint64(100 + k)}
+		for _, i := range []int{0, blocks / 2, blocks - 1} {
+			require.Equal(t, fresh.blockHash(i, 16), r.blockHash(i, 16), "prompt %d block %d", k, i)
+		}
+	}
+	assert.Len(t, s.hashMemo, 16)
+	assert.Equal(t, hashMemoMax, s.hashMemoN)
+}
