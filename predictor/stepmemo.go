@@ -97,8 +97,11 @@ func (p *Predictor) stepKeyOf(b *Batch, async bool) (stepKey, bool) {
 	return k, true
 }
 
+// slot is k's place in the table: a hash of everything but the attention
+// key, plus the key, so that a batch's successive keys (its context grows
+// by a token a step) lie in neighbouring slots, in cache together.
 func (k *stepKey) slot() uint64 {
-	h := uint64(k.t)<<48 ^ uint64(k.decodes)<<32 ^ uint64(k.attn)<<12 ^ uint64(k.running)<<20 ^
+	h := uint64(k.t)<<48 ^ uint64(k.decodes)<<32 ^ uint64(k.running)<<20 ^
 		uint64(k.requests)<<40 ^ uint64(k.sampled)<<28 ^ uint64(k.tokens)<<8
 	if k.graph {
 		h ^= 1
@@ -109,7 +112,7 @@ func (k *stepKey) slot() uint64 {
 	if k.past {
 		h ^= 4
 	}
-	return (h * 0x9e3779b97f4a7c15) >> (64 - stepMemoBits)
+	return ((h * 0x9e3779b97f4a7c15 >> (64 - stepMemoBits)) + uint64(k.attn)) & (1<<stepMemoBits - 1)
 }
 
 // remembered reports whether every memoized part of decode-only batch
