@@ -207,9 +207,12 @@ func (p *BlockPool) Free(blocks []int32) { p.free(blocks, false) }
 // its tail first).
 func (p *BlockPool) FreeTailFirst(blocks []int32) { p.free(blocks, true) }
 
-// free is Free, of blocks in reverse order when tailFirst.
+// free is Free, of blocks in reverse order when tailFirst. The ring's
+// room is checked once when it holds every block (it then cannot fill).
 func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 	last := len(blocks) - 1
+	roomy := int(p.qtail-p.qhead)+len(blocks) <= len(p.ring)
+	mask := uint32(len(p.ring) - 1)
 	for k := range blocks {
 		b := blocks[k]
 		if tailFirst {
@@ -220,13 +223,14 @@ func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 			m.refCnt--
 			continue
 		}
-		if int(p.qtail-p.qhead) == len(p.ring) {
+		if !roomy && int(p.qtail-p.qhead) == len(p.ring) {
 			// Grown while b is still held, so that an entry b left
 			// stale (freed, then a cache hit) counts as stale.
 			p.growRing()
+			mask = uint32(len(p.ring) - 1)
 		}
 		m.refCnt = 0
-		p.ring[p.qtail&uint32(len(p.ring)-1)] = b
+		p.ring[p.qtail&mask] = b
 		m.pos = p.qtail
 		p.qtail++
 		p.numFree++
