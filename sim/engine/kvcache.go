@@ -171,31 +171,58 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 		p.meta[b].refCnt = 1
 		dst = append(dst, b)
 	}
-	mask := uint32(len(p.ring) - 1)
 	for ; n > 0; n-- {
-		// The head entry, skipping stale ones (−1: blocks taken out of
-		// the middle) without reading any block's state. With no free
-		// block holding a hash, the block's state is not read either: in
-		// a long run the head is the block freed least recently, whose
-		// state has left the CPU's caches.
-		b := p.ring[p.qhead&mask]
-		p.qhead++
-		for b < 0 { // only while some entry is stale
-			p.stale--
-			b = p.ring[p.qhead&mask]
-			p.qhead++
-		}
-		m := &p.meta[b]
-		if p.freeHashed > 0 && m.hash != 0 {
-			p.cached.deleteIf(m.hash, b)
-			m.hash = 0
-			p.freeHashed--
-			p.Evictions++
-		}
-		m.refCnt = 1
-		dst = append(dst, b)
+		dst = append(dst, p.takeHead())
 	}
 	return dst
+}
+
+// allocate1 is Allocate(1, dst), the path a decode takes each time its
+// token starts a block.
+func (p *BlockPool) allocate1(dst []int32) []int32 {
+	if p.numFree < 1 {
+		panic("engine: BlockPool.Allocate beyond free blocks")
+	}
+	p.numFree--
+	if p.stale == 0 && p.freeHashed == 0 && p.qtail != p.qhead {
+		p.qtail-- // as Allocate: the most recently freed
+		b := p.ring[p.qtail&uint32(len(p.ring)-1)]
+		p.meta[b].refCnt = 1
+		return append(dst, b)
+	}
+	if b := p.fresh; b < int32(p.numBlocks) {
+		p.fresh++
+		p.meta[b].refCnt = 1
+		return append(dst, b)
+	}
+	return append(dst, p.takeHead())
+}
+
+// takeHead hands out the free queue's head block (one is free), evicting
+// its cached hash.
+func (p *BlockPool) takeHead() int32 {
+	// The head entry, skipping stale ones (−1: blocks taken out of the
+	// middle) without reading any block's state. With no free block
+	// holding a hash, the block's state is not read either: in a long
+	// run the head is the block freed least recently, whose state has
+	// left the CPU's caches.
+	mask := uint32(len(p.ring) - 1)
+	b := p.ring[p.qhead&mask]
+	p.qhead++
+	for b < 0 { // only while some entry is stale
+		p.stale--
+		b = p.ring[p.qhead&mask]
+		p.qhead++
+	}
+	m := &p.meta[b]
+	if p.freeHashed > 0 && m.hash != 0 {
+		p.cached.deleteIf(m.hash, b)
+		m.hash = 0
+		p.freeHashed--
+		p.Evictions++
+	}
+	m.refCnt = 1
+	return b
 }
 
 // Free drops one reference on each block, given in eviction order (vLLM

@@ -103,9 +103,9 @@ func TestBlockPoolMatchesList(t *testing.T) {
 						pair[b] = want[j]
 					}
 					reqs = append(reqs, got)
-				case op == 1 && len(reqs) > 0 && p.NumFree() > 0: // a request grows
+				case op == 1 && len(reqs) > 0 && p.NumFree() > 0: // a request grows (a decode's path)
 					r := rng.IntN(len(reqs))
-					got, want := p.Allocate(1, nil), m.allocate(1)
+					got, want := p.allocate1(nil), m.allocate(1)
 					pair[got[0]] = want[0]
 					reqs[r] = append(reqs[r], got[0])
 				case (op == 2 || op == 6) && len(reqs) > 0: // a request finishes (or is preempted): tail first
@@ -116,7 +116,11 @@ func TestBlockPoolMatchesList(t *testing.T) {
 					for j, b := range bs {
 						mb[j] = pair[b]
 					}
-					p.Free(bs)
+					if i%2 == 0 {
+						p.Free(bs)
+					} else {
+						p.FreeTailFirst(reqs[r])
+					}
 					m.freeBlocks(mb)
 					reqs = slices.Delete(reqs, r, r+1)
 				case op == 3 && len(reqs) > 0: // a held block fills: cached, maybe under a hash another holds

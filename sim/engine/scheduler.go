@@ -460,7 +460,7 @@ func (s *Scheduler) allocDecode(r *Request, c int) bool {
 		if s.Pool.NumFree() < 1 {
 			return false
 		}
-		r.Blocks = s.Pool.Allocate(1, r.Blocks)
+		r.Blocks = s.Pool.allocate1(r.Blocks)
 	}
 	known := min(c+1, r.NumTokens())
 	full := known / bs
