@@ -109,3 +109,31 @@ func (s *Scheduler) ScheduleDecodes(next *Step, by int) {
 		DecodeCtxSum: next.DecodeCtxSum + int64(by*n), KVBlocksUsed: s.Pool.NumUsed(),
 		NumRunning: len(s.running), NumWaiting: s.numWaiting}
 }
+
+// allocDecode is allocate(r, c, 1, nil) for a one-token decode past
+// allocate's fast path (its token starts a block, or a block is newly
+// full), without the general case's work: with c = len(r.Blocks) × bs
+// the token needs exactly one block. Anything else goes to allocate.
+func (s *Scheduler) allocDecode(r *Request, c int) bool {
+	bs := s.cfg.BlockSize
+	if held := len(r.Blocks) * bs; c+1 > held {
+		if c != held || r.Blocks == nil {
+			return s.allocate(r, c, 1, nil)
+		}
+		if s.Pool.NumFree() < 1 {
+			return false
+		}
+		r.Blocks = s.Pool.allocate1(r.Blocks)
+	}
+	known := min(c+1, r.NumTokens())
+	full := known / bs
+	for j := r.numHashed; j < full; j++ {
+		if r.shareable(j, bs) {
+			s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+		}
+	}
+	if full > r.numHashed {
+		r.numHashed = full
+	}
+	return true
+}
