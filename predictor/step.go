@@ -81,16 +81,19 @@ func New(cfg Config) (*Predictor, error) {
 	}
 	m := cfg.Model
 	p := newEmpty(cfg)
+	// The attention predictor reads other tables than the GEMMs: it is
+	// built on a goroutine of its own meanwhile (a one-request run's
+	// start-up builds both in ~5 M instructions each), and its error, if
+	// any, still comes after a GEMM error as when built in turn.
+	attn := make(chan error, 1)
+	go func() { attn <- p.buildAttention() }()
 	if err := p.buildGemms(); err != nil {
+		<-attn
 		return nil, err
 	}
 	p.Notes = append(p.Notes, p.quantGemmNote()...)
-	if m.IsMLA() {
-		if p.attn, err = NewMLAAttention(cfg.Tables, m, cfg.KVDtype); err != nil {
-			return nil, err
-		}
-	} else if p.attn, err = NewAttention(cfg.Tables, m.HeadDim, cfg.KVDtype); err != nil {
-		return nil, unpricedAttention(cfg.Tables, m.HeadDim, err)
+	if err := <-attn; err != nil {
+		return nil, err
 	}
 	p.attn.PeakFLOPS = cfg.Hardware.BF16FLOPS
 	if m.IsMoE() {
@@ -108,6 +111,20 @@ func New(cfg Config) (*Predictor, error) {
 	}
 	p.elem = NewElementwise(cfg.Tables.Ops, cfg.Hardware.MemBandwidth)
 	return p, nil
+}
+
+// buildAttention builds the attention (or MLA) predictor into p.attn.
+func (p *Predictor) buildAttention() error {
+	cfg, m := p.cfg, p.cfg.Model
+	var err error
+	if m.IsMLA() {
+		p.attn, err = NewMLAAttention(cfg.Tables, m, cfg.KVDtype)
+		return err
+	}
+	if p.attn, err = NewAttention(cfg.Tables, m.HeadDim, cfg.KVDtype); err != nil {
+		return unpricedAttention(cfg.Tables, m.HeadDim, err)
+	}
+	return nil
 }
 
 // withDefaults checks cfg's parallel sizes and fills vLLM's defaults.

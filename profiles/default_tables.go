@@ -49,6 +49,9 @@ type aicFile struct {
 	// rows decodes the rows form into t: every row when need is nil, else
 	// the partition need selects, decoded once per process and shared.
 	rows func(t *Tables, name string, need *Need) error
+	// prefetch starts decoding, on a goroutine, the part of the rows form
+	// that rows(t, name, need) then takes (embeddedPart's memo waits for it).
+	prefetch func(name string, need *Need)
 }
 
 // aicFiles are the tables read from an aiconfigurator system folder, in
@@ -128,17 +131,30 @@ func aic[T any](family, framework, name string, spec tableSpec[T], key func(*T) 
 			return encodeRows(rows, key)
 		},
 		rows: func(t *Tables, file string, n *Need) error {
-			var keys []string
-			if n != nil && need != nil {
-				if keys = need(n); len(keys) == 0 {
-					return nil // no row of this table is needed
-				}
+			keys, ok := partKeys(n, need)
+			if !ok {
+				return nil // no row of this table is needed
 			}
 			rows, err := embeddedPart[T](file, keys)
 			add(t, rows)
 			return err
 		},
+		prefetch: func(file string, n *Need) {
+			if keys, ok := partKeys(n, need); ok {
+				go embeddedPart[T](file, keys)
+			}
+		},
 	}
+}
+
+// partKeys are the partition keys of a table that n needs (nil: every
+// row), false when it needs none of its rows.
+func partKeys(n *Need, need func(*Need) []string) ([]string, bool) {
+	if n == nil || need == nil {
+		return nil, true
+	}
+	keys := need(n)
+	return keys, len(keys) > 0
 }
 
 // decodeEmbedded decodes the embedded rows file, keeping the partitions
@@ -302,23 +318,52 @@ func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The measured ops (a CSV) are read meanwhile too.
+	type measured struct {
+		ops  []OpRow
+		note string
+		err  error
+	}
+	opsc := make(chan measured, 1)
+	go func() {
+		var m measured
+		m.ops, m.note, m.err = withMeasuredOps(name)
+		opsc <- m
+	}()
 	root := path.Join(embeddedTablesRoot, hw.System)
+	// Every file's part is decoded on a goroutine of its own (the GEMM
+	// and attention parts take ~5 M instructions each for a one-request
+	// run), then added to the tables in load order, as read in turn.
+	type read struct {
+		f    *aicFile
+		file string
+	}
+	var reads []read
 	t, err := loadAIConfigurator(embeddedTables, root, "embedded:"+root, version, rowsExt,
-		func(f *aicFile, t *Tables, file, _ string) error { return f.rows(t, file, need) })
+		func(f *aicFile, t *Tables, file, _ string) error {
+			f.prefetch(file, need)
+			reads = append(reads, read{f, file})
+			return nil
+		})
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range reads {
+		if err := r.f.rows(t, r.file, need); err != nil {
+			return nil, err
+		}
 	}
 	if err := moeFromOtherVersions(t, root, version); err != nil {
 		return nil, err
 	}
 	t.Hardware = name
-	ops, note, err := withMeasuredOps(name)
-	if err != nil {
-		return nil, err
+	ops := <-opsc
+	if ops.err != nil {
+		return nil, ops.err
 	}
-	t.Ops = ops
-	if note != "" {
-		t.Notes = append(t.Notes, note)
+	t.Ops = ops.ops
+	if ops.note != "" {
+		t.Notes = append(t.Notes, ops.note)
 	}
 	return t, nil
 }
