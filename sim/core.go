@@ -96,7 +96,7 @@ func (c *Core) kick(s *Sim) {
 // the last thing its callers (endStep, kick) do, so nothing runs between.
 func (c *Core) launch(s *Sim) {
 	for c.begin(s) {
-		if c.macroStep(s) {
+		if s.obs != nil && c.macroStep(s) { // macroStep serves observed runs only
 			c.busy = false
 			continue
 		}
@@ -192,11 +192,16 @@ func (c *Core) endStep(s *Sim) {
 	c.launch(s)
 }
 
-// record sends a step record to the sink and the observer, if any.
+// record sends a step record to the sink and the observer, if any (a
+// check inlined at every step; the record is built only when one is set).
 func (c *Core) record(s *Sim, st *engine.Step, start int64, dummy bool) {
-	if s.stepSink == nil && s.obs == nil {
-		return
+	if s.stepSink != nil || s.obs != nil {
+		c.emitRecord(s, st, start, dummy)
 	}
+}
+
+// emitRecord is record's work when a sink or an observer is set.
+func (c *Core) emitRecord(s *Sim, st *engine.Step, start int64, dummy bool) {
 	s.emitStep(c.stepRecord(st, start, s.now, -1, dummy))
 }
 

@@ -73,10 +73,15 @@ func (s *Sim) fail(err error) {
 // predictor.MaxStepNs: no real step lasts that long, so the operator
 // tables or the host calibration are wrong.
 func (s *Sim) checkStep(c *Core, wallNs int64) {
-	if wallNs >= predictor.MaxStepNs {
-		s.fail(fmt.Errorf("engine %d: a step priced at or past %d ns (%.3g years) at t = %.6g s; no real step is that long: check the operator tables (--profile-dir, profiles) and the host calibration (--calibration)",
-			c.ID, predictor.MaxStepNs, float64(predictor.MaxStepNs)/3.156e16, float64(s.now)/1e9))
+	if wallNs >= predictor.MaxStepNs { // inlined at every step; the failure is not
+		s.stepTooLong(c)
 	}
+}
+
+// stepTooLong fails the run for a step priced at or past MaxStepNs.
+func (s *Sim) stepTooLong(c *Core) {
+	s.fail(fmt.Errorf("engine %d: a step priced at or past %d ns (%.3g years) at t = %.6g s; no real step is that long: check the operator tables (--profile-dir, profiles) and the host calibration (--calibration)",
+		c.ID, predictor.MaxStepNs, float64(predictor.MaxStepNs)/3.156e16, float64(s.now)/1e9))
 }
 
 // Options are a run's optional outputs.

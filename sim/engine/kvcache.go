@@ -237,14 +237,15 @@ func (p *BlockPool) FreeTailFirst(blocks []int32) { p.free(blocks, true) }
 // free is Free, of blocks in reverse order when tailFirst. The ring's
 // room is checked once when it holds every block (it then cannot fill).
 func (p *BlockPool) free(blocks []int32, tailFirst bool) {
-	last := len(blocks) - 1
+	k, dk := 0, 1 // blocks[k] next, k moving by dk
+	if tailFirst {
+		k, dk = len(blocks)-1, -1
+	}
 	roomy := int(p.qtail-p.qhead)+len(blocks) <= len(p.ring)
 	mask := uint32(len(p.ring) - 1)
-	for k := range blocks {
+	for range blocks {
 		b := blocks[k]
-		if tailFirst {
-			b = blocks[last-k]
-		}
+		k += dk
 		m := &p.meta[b]
 		if m.refCnt > 1 {
 			m.refCnt--
