@@ -184,7 +184,9 @@ func (s *Scheduler) materialize(r *Request) {
 func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 	co := &s.co
 	j := co.cycle + 1
-	s.join(j)
+	if co.n < len(s.running) { // (join's loop condition, checked before the call)
+		s.join(j)
+	}
 	if co.n == 0 {
 		return budget, false
 	}
