@@ -139,6 +139,8 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 	// cleared and copied ~1.3 MB for a Llama-8B start-up (a tenth of its
 	// page faults).
 	build := func(rows []profiles.AttnRow, x func(*profiles.AttnRow) int64, post func(*series), dst map[headKey]grid2) {
+		kvDtype := sameString(rows, func(r *profiles.AttnRow) string { return r.KVCacheDtype }, kvDtype)
+		bf16 := sameString(rows, func(r *profiles.AttnRow) string { return r.AttnDtype }, "bfloat16")
 		var keys []headKey // shapes, in order of first use
 		var counts []int
 		index := map[headKey]int{}        // keys' indices
@@ -146,7 +148,7 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 		last := -1
 		for i := range rows {
 			r := &rows[i]
-			if r.HeadDim != int64(headDim) || r.KVCacheDtype != kvDtype || r.AttnDtype != "bfloat16" || r.WindowSize != 0 || r.LatencyMs <= 0 {
+			if r.HeadDim != int64(headDim) || r.KVCacheDtype != kvDtype || r.AttnDtype != bf16 || r.WindowSize != 0 || r.LatencyMs <= 0 {
 				shape[i] = -1
 				continue
 			}

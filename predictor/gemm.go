@@ -55,6 +55,9 @@ type gemmGrid struct {
 // NewGemm builds the predictor for dtype from rows (other dtypes ignored).
 func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
 	bm, bn, bk := newAxisBuilder(), newAxisBuilder(), newAxisBuilder()
+	// The rows' dtypes share a few strings: comparing against the row's
+	// own once it matched is a pointer test, not a byte compare per row.
+	dtype = sameString(rows, func(r *profiles.GemmRow) string { return r.Dtype }, dtype)
 	for i := range rows {
 		if r := &rows[i]; r.Dtype == dtype {
 			bm.add(float64(r.M))

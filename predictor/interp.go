@@ -82,6 +82,20 @@ func (a axis) indexOf() func(x float64) int {
 	}
 }
 
+// sameString returns want, as the first row's field that equals it when
+// one does: a string equal to the rows' own shares its bytes, so that
+// comparing it with a field of the rows that share those bytes (table
+// rows decoded from one dictionary) is a pointer test, where equal strings
+// of separate bytes are compared byte by byte.
+func sameString[R any](rows []R, field func(*R) string, want string) string {
+	for i := range rows {
+		if s := field(&rows[i]); s == want {
+			return s
+		}
+	}
+	return want
+}
+
 // recentSlots sizes axisBuilder's and indexOf's direct-mapped caches.
 const recentSlots = 256
 
