@@ -59,7 +59,7 @@ func expertsKey(c hfConfig) string {
 // checkDim, so every Weight's Out and In fit int64).
 func checkSize(m ModelSpec) error {
 	n := float64(m.VisionParams)
-	for _, w := range m.Weights() {
+	for _, w := range m.weights(false) {
 		n += float64(w.Out) * float64(w.In) * float64(w.Count)
 	}
 	if n > MaxConfigParams {

@@ -68,7 +68,12 @@ func (m ModelSpec) moeNames() (block, router, shared string) {
 // then the token embedding, final norm and LM head (absent when tied).
 // Biases (Qwen2's q/k/v) and Qwen3's q/k norms are left out: under 0.01 %
 // of any supported model. The vision tower is VisionParams.
-func (m ModelSpec) Weights() []Weight {
+func (m ModelSpec) Weights() []Weight { return m.weights(true) }
+
+// weights is Weights; unnamed, a layer's weights keep their short names
+// ("self_attn.q_proj"), for callers that only count (checkSize): no
+// string built per weight.
+func (m ModelSpec) weights(named bool) []Weight {
 	h := int64(m.HiddenSize)
 	var ws []Weight
 	add := func(layer int, name string, out, in, count int64, split Split, linear, expert bool) {
@@ -76,7 +81,7 @@ func (m ModelSpec) Weights() []Weight {
 			return
 		}
 		full := name
-		if layer >= 0 {
+		if layer >= 0 && named {
 			full = "model.layers." + strconv.Itoa(layer) + "." + name // not Sprintf: ~10 names a layer, several lists a start-up
 		}
 		ws = append(ws, Weight{Name: full, Layer: layer, Out: out, In: in, Count: count, Split: split, Linear: linear, Expert: expert})
