@@ -176,3 +176,59 @@ func TestRowsFormRoundTripAndRefusals(t *testing.T) {
 	_, err = decodeRows[GemmRow]([]byte("PAR1"), nil)
 	assert.ErrorContains(t, err, "not a rows file")
 }
+
+// selectOneKey (8 key bytes a word) picks the rows the byte-by-byte
+// selection picks, and refuses a key index past the dictionary wherever
+// it lies (in a word or in the tail).
+func TestSelectOneKeyMatchesByteLoop(t *testing.T) {
+	byteLoop := func(col []byte, kept, n int) ([]int32, bool) {
+		var sel []int32
+		for i, c := range col {
+			if int(c) >= n {
+				return nil, false
+			}
+			if int(c) == kept {
+				sel = append(sel, int32(i))
+			}
+		}
+		return sel, true
+	}
+	seed := uint64(1)
+	next := func() uint64 { seed = seed*6364136223846793005 + 1442695040888963407; return seed >> 33 }
+	for trial := 0; trial < 400; trial++ {
+		n := 1 + int(next()%128)
+		kept := int(next() % uint64(n))
+		col := make([]byte, int(next()%70))
+		for i := range col {
+			col[i] = byte(next() % uint64(n))
+			if next()%5 == 0 {
+				col[i] = byte(kept)
+			}
+		}
+		if trial%4 == 3 && len(col) > 0 {
+			col[int(next()%uint64(len(col)))] = byte(n + int(next()%uint64(256-n))) // past the dictionary
+		}
+		want, ok := byteLoop(col, kept, n)
+		got, err := selectOneKey(col, kept, n)
+		if !ok {
+			require.Error(t, err, "trial %d", trial)
+			continue
+		}
+		require.NoError(t, err, "trial %d", trial)
+		assert.Equal(t, len(want), len(got), "trial %d", trial)
+		for i := range want {
+			require.Equal(t, want[i], got[i], "trial %d row %d", trial, i)
+		}
+	}
+	sel, err := selectOneKey([]byte{0, 1, 1, 0, 2, 1, 1, 1, 1, 0, 1}, 1, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2, 5, 6, 7, 8, 10}, sel)
+	for _, col := range [][]byte{
+		{0, 1, 1, 0, 2, 1, 1, 1, 1, 0, 3}, // key 3 of 3 in the tail
+		{0, 1, 3, 0, 2, 1, 1, 1, 1, 0, 1}, // in a word
+		{0, 1, 1, 0, 2, 1, 1, 200, 1, 0, 1},
+	} {
+		_, err = selectOneKey(col, 1, 3)
+		assert.EqualError(t, err, "corrupt rows file (key index out of range)", "%v", col)
+	}
+}
