@@ -107,14 +107,15 @@ func (s *Sim) cohortTokens(c *Core, st *engine.Step, done []*engine.Request) []*
 		s.streamEach(c, members, kept, j)
 	}
 	sc.cycle = j
-	fins := c.Sched.Finishing(st)
-	for _, q := range fins {
-		sc.apply(q.Data.(*record), j, q.CohortIndex(), svc, delay)
-	}
-	for i := len(fins) - 1; i >= 0; i-- {
-		q := fins[i]
-		q.Data.(*record).coFrom = 0
-		sc.remove(q.CohortIndex(), svc)
+	if fins := c.Sched.Finishing(st); len(fins) > 0 { // most cycles: none
+		for _, q := range fins {
+			sc.apply(q.Data.(*record), j, q.CohortIndex(), svc, delay)
+		}
+		for i := len(fins) - 1; i >= 0; i-- {
+			q := fins[i]
+			q.Data.(*record).coFrom = 0
+			sc.remove(q.CohortIndex(), svc)
+		}
 	}
 	return c.Sched.SampleCohort(st, done)
 }

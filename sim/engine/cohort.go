@@ -305,6 +305,9 @@ func (s *Scheduler) SampleCohort(st *Step, done []*Request) []*Request {
 	co.nsteps--
 	co.steps[co.nsteps] = nil
 	fin := &co.finishing[st.cycle&1]
+	if len(*fin) == 0 {
+		return done // most cycles: no member finishes
+	}
 	for _, r := range *fin {
 		s.materialize(r)
 		if r.NumOutput < r.MaxTokens && r.NumTokens() < s.cfg.MaxModelLen {
