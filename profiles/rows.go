@@ -436,14 +436,23 @@ func fillColumn(base unsafe.Pointer, size uintptr, f rowField, sel []int32, widt
 		}
 	case width == 1:
 		// nums has room for 256 (zeros past the dictionary): every byte
-		// indexes it, and an index past the dictionary only marks the file
-		// bad, in the same loop.
-		dict, n := (*[256]uint64)(nums[:256:256]), len(nums)
+		// indexes it, and past[c] (1 past the dictionary) ORed into
+		// marks the file bad, in the same loop without a branch. sel's
+		// indices are below total, col's length (decodeRows took width ×
+		// total bytes), so col is read without bounds checks.
+		dict := (*[256]uint64)(nums[:256:256])
+		var past [256]byte
+		for c := len(nums); c < len(past); c++ {
+			past[c] = 1
+		}
+		at := unsafe.Pointer(unsafe.SliceData(col))
+		var marks byte
 		for j, i := range sel {
-			c := col[i]
-			bad = bad || int(c) >= n
+			c := *(*byte)(unsafe.Add(at, i))
+			marks |= past[c]
 			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = dict[c]
 		}
+		bad = marks != 0
 	default:
 		for j, i := range sel {
 			k := int(binary.LittleEndian.Uint16(col[2*i:]))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -230,5 +231,25 @@ func TestSelectOneKeyMatchesByteLoop(t *testing.T) {
 	} {
 		_, err = selectOneKey(col, 1, 3)
 		assert.EqualError(t, err, "corrupt rows file (key index out of range)", "%v", col)
+	}
+}
+
+// A width-1 column fills the selected rows from its dictionary and
+// refuses an index past the dictionary in a selected row (an unselected
+// row's byte is not read).
+func TestFillColumnWidth1(t *testing.T) {
+	fields, err := rowFields[GemmRow]()
+	require.NoError(t, err)
+	m := fields[1]
+	require.Equal(t, "M", m.name)
+	nums := make([]uint64, 3, 256)
+	nums[0], nums[1], nums[2] = 10, 20, 30
+	rows := make([]GemmRow, 3)
+	base, size := unsafe.Pointer(&rows[0]), unsafe.Sizeof(GemmRow{})
+	sel := []int32{0, 2, 3}
+	require.NoError(t, fillColumn(base, size, m, sel, 1, []byte{2, 9, 0, 1}, nums, nil))
+	assert.Equal(t, []int64{30, 10, 20}, []int64{rows[0].M, rows[1].M, rows[2].M})
+	for _, col := range [][]byte{{2, 0, 0, 3}, {255, 0, 0, 1}} {
+		assert.EqualError(t, fillColumn(base, size, m, sel, 1, col, nums, nil), "corrupt rows file (index out of range)", "%v", col)
 	}
 }
