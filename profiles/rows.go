@@ -421,6 +421,23 @@ func fillColumn(base unsafe.Pointer, size uintptr, f rowField, sel []int32, widt
 		for j, i := range sel {
 			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = binary.LittleEndian.Uint64(col[8*i:])
 		}
+	case f.kind == kindString && width == 1 && len(strs) <= 256:
+		// As a width-1 number column (below): past marks an index past
+		// the dictionary, col is read by offset.
+		var dict [256]string
+		copy(dict[:], strs)
+		var past [256]byte
+		for c := len(strs); c < len(past); c++ {
+			past[c] = 1
+		}
+		at := unsafe.Pointer(unsafe.SliceData(col))
+		var marks byte
+		for j, i := range sel {
+			c := *(*byte)(unsafe.Add(at, i))
+			marks |= past[c]
+			*(*string)(unsafe.Add(first, uintptr(j)*size)) = dict[c]
+		}
+		bad = marks != 0
 	case f.kind == kindString:
 		for j, i := range sel {
 			k := dictIndex(col, width, int(i))

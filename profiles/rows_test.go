@@ -234,7 +234,7 @@ func TestSelectOneKeyMatchesByteLoop(t *testing.T) {
 	}
 }
 
-// A width-1 column fills the selected rows from its dictionary and
+// A width-1 column (numbers, strings) fills the selected rows from its dictionary and
 // refuses an index past the dictionary in a selected row (an unselected
 // row's byte is not read).
 func TestFillColumnWidth1(t *testing.T) {
@@ -251,5 +251,14 @@ func TestFillColumnWidth1(t *testing.T) {
 	assert.Equal(t, []int64{30, 10, 20}, []int64{rows[0].M, rows[1].M, rows[2].M})
 	for _, col := range [][]byte{{2, 0, 0, 3}, {255, 0, 0, 1}} {
 		assert.EqualError(t, fillColumn(base, size, m, sel, 1, col, nums, nil), "corrupt rows file (index out of range)", "%v", col)
+	}
+	// A string column the same way.
+	dtype := fields[0]
+	require.Equal(t, "Dtype", dtype.name)
+	strs := []string{"bfloat16", "fp8"}
+	require.NoError(t, fillColumn(base, size, dtype, sel, 1, []byte{1, 7, 0, 1}, nil, strs))
+	assert.Equal(t, []string{"fp8", "bfloat16", "fp8"}, []string{rows[0].Dtype, rows[1].Dtype, rows[2].Dtype})
+	for _, col := range [][]byte{{2, 0, 0, 1}, {0, 0, 0, 255}} {
+		assert.EqualError(t, fillColumn(base, size, dtype, sel, 1, col, nil, strs), "corrupt rows file (index out of range)", "%v", col)
 	}
 }
