@@ -422,22 +422,9 @@ func fillColumn(base unsafe.Pointer, size uintptr, f rowField, sel []int32, widt
 			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = binary.LittleEndian.Uint64(col[8*i:])
 		}
 	case f.kind == kindString && width == 1 && len(strs) <= 256:
-		// As a width-1 number column (below): past marks an index past
-		// the dictionary, col is read by offset.
 		var dict [256]string
 		copy(dict[:], strs)
-		var past [256]byte
-		for c := len(strs); c < len(past); c++ {
-			past[c] = 1
-		}
-		at := unsafe.Pointer(unsafe.SliceData(col))
-		var marks byte
-		for j, i := range sel {
-			c := *(*byte)(unsafe.Add(at, i))
-			marks |= past[c]
-			*(*string)(unsafe.Add(first, uintptr(j)*size)) = dict[c]
-		}
-		bad = marks != 0
+		bad = !fillWidth1(first, size, sel, col, &dict, len(strs))
 	case f.kind == kindString:
 		for j, i := range sel {
 			k := dictIndex(col, width, int(i))
@@ -452,24 +439,8 @@ func fillColumn(base unsafe.Pointer, size uintptr, f rowField, sel []int32, widt
 			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = nums[0]
 		}
 	case width == 1:
-		// nums has room for 256 (zeros past the dictionary): every byte
-		// indexes it, and past[c] (1 past the dictionary) ORed into
-		// marks the file bad, in the same loop without a branch. sel's
-		// indices are below total, col's length (decodeRows took width ×
-		// total bytes), so col is read without bounds checks.
-		dict := (*[256]uint64)(nums[:256:256])
-		var past [256]byte
-		for c := len(nums); c < len(past); c++ {
-			past[c] = 1
-		}
-		at := unsafe.Pointer(unsafe.SliceData(col))
-		var marks byte
-		for j, i := range sel {
-			c := *(*byte)(unsafe.Add(at, i))
-			marks |= past[c]
-			*(*uint64)(unsafe.Add(first, uintptr(j)*size)) = dict[c]
-		}
-		bad = marks != 0
+		// nums has room for 256 (zeros past the dictionary).
+		bad = !fillWidth1(first, size, sel, col, (*[256]uint64)(nums[:256:256]), len(nums))
 	default:
 		for j, i := range sel {
 			k := int(binary.LittleEndian.Uint16(col[2*i:]))
@@ -484,6 +455,28 @@ func fillColumn(base unsafe.Pointer, size uintptr, f rowField, sel []int32, widt
 		return errors.New("corrupt rows file (index out of range)")
 	}
 	return nil
+}
+
+// fillWidth1 stores dict[col[i]] for each selected row i into the rows
+// from first, size bytes apart, of a width-1 column whose dictionary
+// holds n values (dict has room for every byte); false when an index is
+// past them. past[c] (1 past the dictionary), ORed into marks, tests
+// that in the same loop without a branch; sel's indices are below
+// total, col's length (decodeRows took width × total bytes), so col is
+// read without bounds checks.
+func fillWidth1[V any](first unsafe.Pointer, size uintptr, sel []int32, col []byte, dict *[256]V, n int) bool {
+	var past [256]byte
+	for c := n; c < len(past); c++ {
+		past[c] = 1
+	}
+	at := unsafe.Pointer(unsafe.SliceData(col))
+	var marks byte
+	for j, i := range sel {
+		c := *(*byte)(unsafe.Add(at, i))
+		marks |= past[c]
+		*(*V)(unsafe.Add(first, uintptr(j)*size)) = dict[c]
+	}
+	return marks == 0
 }
 
 // dictIndex is row i's dictionary index in a column of width 0, 1 or 2
