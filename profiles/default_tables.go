@@ -49,9 +49,10 @@ type aicFile struct {
 	// rows decodes the rows form into t: every row when need is nil, else
 	// the partition need selects, decoded once per process and shared.
 	rows func(t *Tables, name string, need *Need) error
-	// prefetch starts decoding, on a goroutine, the part of the rows form
-	// that rows(t, name, need) then takes (embeddedPart's memo waits for it).
-	prefetch func(name string, need *Need)
+	// decode decodes the part of the rows form that rows(t, name, need)
+	// then takes (embeddedPart's memo: on another goroutine, rows waits
+	// for it).
+	decode func(name string, need *Need)
 }
 
 // aicFiles are the tables read from an aiconfigurator system folder, in
@@ -139,9 +140,9 @@ func aic[T any](family, framework, name string, spec tableSpec[T], key func(*T) 
 			add(t, rows)
 			return err
 		},
-		prefetch: func(file string, n *Need) {
+		decode: func(file string, n *Need) {
 			if keys, ok := partKeys(n, need); ok {
-				go embeddedPart[T](file, keys)
+				embeddedPart[T](file, keys)
 			}
 		},
 	}
@@ -318,22 +319,13 @@ func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The measured ops (a CSV) are read meanwhile too.
-	type measured struct {
-		ops  []OpRow
-		note string
-		err  error
-	}
-	opsc := make(chan measured, 1)
-	go func() {
-		var m measured
-		m.ops, m.note, m.err = withMeasuredOps(name)
-		opsc <- m
-	}()
 	root := path.Join(embeddedTablesRoot, hw.System)
-	// Every file's part is decoded on a goroutine of its own (the GEMM
-	// and attention parts take ~5 M instructions each for a one-request
-	// run), then added to the tables in load order, as read in turn.
+	// The GEMM part (the first file, ~5 M instructions for a one-request
+	// run) is decoded on a goroutine while this one decodes the others
+	// (the attention parts, as much again) and reads the measured ops;
+	// then the parts are added to the tables in load order, as read in
+	// turn. Two workers for the two cores of a small machine: a goroutine
+	// a file was no faster and took more CPU time (idle threads woken).
 	type read struct {
 		f    *aicFile
 		file string
@@ -341,13 +333,19 @@ func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
 	var reads []read
 	t, err := loadAIConfigurator(embeddedTables, root, "embedded:"+root, version, rowsExt,
 		func(f *aicFile, t *Tables, file, _ string) error {
-			f.prefetch(file, need)
+			if len(reads) == 0 {
+				go f.decode(file, need)
+			}
 			reads = append(reads, read{f, file})
 			return nil
 		})
 	if err != nil {
 		return nil, err
 	}
+	for i := len(reads) - 1; i > 0; i-- { // the GEMM part's goroutine starts at the front
+		reads[i].f.decode(reads[i].file, need)
+	}
+	ops, note, opsErr := withMeasuredOps(name)
 	for _, r := range reads {
 		if err := r.f.rows(t, r.file, need); err != nil {
 			return nil, err
@@ -357,13 +355,12 @@ func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
 		return nil, err
 	}
 	t.Hardware = name
-	ops := <-opsc
-	if ops.err != nil {
-		return nil, ops.err
+	if opsErr != nil {
+		return nil, opsErr
 	}
-	t.Ops = ops.ops
-	if ops.note != "" {
-		t.Notes = append(t.Notes, ops.note)
+	t.Ops = ops
+	if note != "" {
+		t.Notes = append(t.Notes, note)
 	}
 	return t, nil
 }
