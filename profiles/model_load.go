@@ -210,13 +210,14 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 			return
 		}
 		v, ok, e := c.int(key)
+		if e == nil && ok && v > 0 {
+			e = checkDim(key, v)
+		}
 		switch {
 		case e != nil:
 			err = fmt.Errorf("model %s: config.json %w", id, e)
 		case !ok || v <= 0:
 			err = unsupported("config.json lacks " + key)
-		case checkDim(key, v) != nil:
-			err = fmt.Errorf("model %s: config.json %w", id, checkDim(key, v))
 		default:
 			*dst = v
 		}
