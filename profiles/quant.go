@@ -240,14 +240,9 @@ func parseQuant(top hfConfig) (*Quant, error) {
 			return nil, fmt.Errorf("%s.bits: %s with %d-bit weights is not priced (4 or 8)", key, method, bits)
 		}
 		q.Experts = q.Linear
-		gkey := "group_size"
-		q.GroupSize, _, err = qc.int(gkey)
+		q.GroupSize, err = groupSize(qc, "group_size")
 		if err == nil && q.GroupSize == 0 {
-			gkey = "q_group_size"
-			q.GroupSize, _, err = qc.int(gkey)
-		}
-		if err == nil && q.GroupSize < -1 {
-			err = fmt.Errorf("%s: must be -1 (one group per row) or > 0, got %d", gkey, q.GroupSize)
+			q.GroupSize, err = groupSize(qc, "q_group_size") // AutoAWQ spelling
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s.%w", key, err)
@@ -350,10 +345,7 @@ func parseCompressedTensors(qc hfConfig, q *Quant) error {
 	case kind == "int" && bits == 4:
 		q.Linear = FormatInt4
 		var err error
-		if q.GroupSize, _, err = w.int("group_size"); err == nil && q.GroupSize < -1 {
-			err = fmt.Errorf("group_size: must be -1 (one group per row) or > 0, got %d", q.GroupSize)
-		}
-		if err != nil {
+		if q.GroupSize, err = groupSize(w, "group_size"); err != nil {
 			return fmt.Errorf("%s.%w", gkey, err)
 		}
 		if sym, ok := w["symmetric"].(bool); ok {
@@ -451,6 +443,16 @@ func (q *Quant) Skips(module string) bool {
 		}
 	}
 	return false
+}
+
+// groupSize reads an int4 scheme's inputs per scale from key of qc: -1
+// (one group per row) or > 0, 0 when absent; an error names the key.
+func groupSize(qc hfConfig, key string) (int, error) {
+	g, _, err := qc.int(key)
+	if err == nil && g < -1 {
+		err = fmt.Errorf("%s: must be -1 (one group per row) or > 0, got %d", key, g)
+	}
+	return g, err
 }
 
 // fnmatch is Python's fnmatch.fnmatch on module names (which hold no
