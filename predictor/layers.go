@@ -107,6 +107,15 @@ func PricedDtypes(t *profiles.Tables) (gemm, moe []string) {
 	return gemm, moe
 }
 
+// tablesName names tables t in a refusal: their GPU (Tables.Hardware),
+// or where they were read from (Tables.Source) when they name none.
+func tablesName(t *profiles.Tables) string {
+	if t.Hardware == "" {
+		return t.Source
+	}
+	return t.Hardware
+}
+
 // unpriced builds the refusal for weights in format f of the layers named
 // by what, on tables t.
 func unpriced(t *profiles.Tables, hw profiles.Hardware, q *profiles.Quant, f profiles.WeightFormat, what string) error {
@@ -115,10 +124,7 @@ func unpriced(t *profiles.Tables, hw profiles.Hardware, q *profiles.Quant, f pro
 	if q.Quantized() {
 		method = q.Method
 	}
-	where := t.Hardware
-	if where == "" {
-		where = t.Source
-	}
+	where := tablesName(t)
 	why := ""
 	switch f {
 	case profiles.FormatFP8Tensor, profiles.FormatFP8Channel, profiles.FormatFP8Block:
@@ -346,10 +352,7 @@ func (p *Predictor) attentionMs(b *Batch) float64 {
 // on A100 read "attention tables have no rows for head_dim 128 with
 // kv_cache_dtype fp8", naming neither the GPU nor what works there.
 func unpricedAttention(t *profiles.Tables, headDim int, err error) error {
-	where := t.Hardware
-	if where == "" {
-		where = t.Source
-	}
+	where := tablesName(t)
 	seen := map[string]bool{}
 	var kv []string
 	for _, r := range t.ContextAttn {

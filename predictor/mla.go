@@ -18,10 +18,7 @@ var deepSeekMLA = [4]int{512, 64, 128, 128}
 // DeepSeek's latent dimensions only: another shape, or tables without MLA
 // rows for the KV cache dtype, is refused (*UnpricedError).
 func NewMLAAttention(t *profiles.Tables, m profiles.ModelSpec, kvDtype string) (*Attention, error) {
-	hw := t.Hardware
-	if hw == "" {
-		hw = t.Source
-	}
+	hw := tablesName(t)
 	if dims := [4]int{m.KVLoraRank, m.QKRopeHeadDim, m.QKNopeHeadDim, m.VHeadDim}; dims != deepSeekMLA {
 		return nil, &UnpricedError{fmt.Sprintf("multi-head latent attention of %s (kv_lora_rank %d, qk_rope_head_dim %d, qk_nope_head_dim %d, v_head_dim %d) is not priced: the MLA tables measure DeepSeek's kernels only (512, 64, 128, 128)",
 			m.ID, dims[0], dims[1], dims[2], dims[3])}
