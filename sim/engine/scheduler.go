@@ -432,19 +432,22 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	if need > 0 {
 		r.Blocks = s.Pool.Allocate(need, r.Blocks)
 	}
-	known := total
-	if nt := r.NumTokens(); known > nt {
-		known = nt
-	}
-	for j := r.numHashed; j < known/bs; j++ {
+	s.cacheFull(r, min(total, r.NumTokens())/bs)
+	return true
+}
+
+// cacheFull indexes r's blocks numHashed … full − 1, now full, in the
+// prefix cache (those others may share) and counts them hashed.
+func (s *Scheduler) cacheFull(r *Request, full int) {
+	bs := s.cfg.BlockSize
+	for j := r.numHashed; j < full; j++ {
 		if r.shareable(j, bs) {
 			s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
 		}
 	}
-	if full := known / bs; full > r.numHashed {
+	if full > r.numHashed {
 		r.numHashed = full
 	}
-	return true
 }
 
 // preempt frees r's blocks (tail first) and puts it at the front of the
@@ -517,13 +520,7 @@ func (s *Scheduler) Sample(r *Request) bool {
 func (s *Scheduler) Finish(r *Request) {
 	r.Status = Finished
 	if bs := s.cfg.BlockSize; s.cfg.EnablePrefixCaching && r.NumComputed-r.Pending >= (r.numHashed+1)*bs {
-		full := min(r.NumComputed-r.Pending, len(r.Blocks)*bs) / bs
-		for j := r.numHashed; j < full; j++ {
-			if r.shareable(j, bs) {
-				s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
-			}
-		}
-		r.numHashed = max(r.numHashed, full)
+		s.cacheFull(r, min(r.NumComputed-r.Pending, len(r.Blocks)*bs)/bs)
 	}
 	if !r.HoldKV {
 		s.freeBlocks(r)
