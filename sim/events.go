@@ -26,11 +26,10 @@ type queue struct {
 	has bool // hot holds an event
 }
 
-func (q *queue) less(i, j int) bool {
-	a, b := &q.h[i], &q.h[j]
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
+func (q *queue) less(i, j int) bool { return before(&q.h[i], &q.h[j]) }
 
+// before reports whether a goes before b: earlier, or as early and queued
+// first.
 func before(a, b *item) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
 // len is the number of queued events.
