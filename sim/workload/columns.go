@@ -20,9 +20,10 @@ func typoDistance(k string) int {
 	return 2
 }
 
-// checkColumns refuses a header column (noun "column"; a JSONL key: "field") that is a misspelling of a known
-// column the header does not have (the same letters in another case, or
-// at most maxTypoDistance edits away): ignored, it would leave that
+// checkColumns refuses a header column (noun "column"; a JSONL key:
+// "field") that is a misspelling of a known column the header does not
+// have (the same letters in another case, or at most typoDistance edits
+// away): ignored, it would leave that
 // column's meaning silently at its default (every request priority 0,
 // say). Any other column is ignored, so that files carrying more
 // (request ids, measured latencies) read as they are.

@@ -27,11 +27,11 @@ type LengthSample struct {
 	PrefixLen            int
 }
 
-// lengthColumns lists a lengths file's fields, for messages.
 // lengthColumnNames are the fields a sample may have; any other is ignored
 // unless it looks like a misspelling of one of them (checkColumns).
 var lengthColumnNames = []string{"prompt_len", "output_len", "prefix_group", "prefix_len"}
 
+// lengthColumns lists a lengths file's fields, for messages.
 const lengthColumns = "prompt_len, output_len[, prefix_group, prefix_len]"
 
 // ReadLengths reads a lengths file: JSONL (one object per line with
