@@ -199,6 +199,9 @@ func parseModelConfig(id string, data []byte) (ModelSpec, error) {
 		if arch == "" {
 			arch = spec.ModelType
 		}
+		if arch == "" {
+			return fmt.Errorf("model %s: config.json names no architecture (neither architectures nor model_type) and %s; %s", id, why, supportedArchitectures)
+		}
 		return fmt.Errorf("model %s: architecture %s (%s) is not supported; %s", id, arch, why, supportedArchitectures)
 	}
 	if c.has("index_topk") {

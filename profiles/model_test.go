@@ -112,7 +112,10 @@ func TestLoadModelErrors(t *testing.T) {
 	writeFile(t, mixed, "config.json", `{"architectures":["Qwen3MoeForCausalLM"],"hidden_size":2048,
 		"num_hidden_layers":48,"num_attention_heads":32,"vocab_size":151936,"num_experts":128,
 		"num_experts_per_tok":8,"moe_intermediate_size":768,"mlp_only_layers":[0,1]}`)
+	bare := t.TempDir() // newcomer3 finding: said "architecture  (config.json lacks hidden_size)"
+	writeFile(t, bare, "config.json", `{"foo":1}`)
 	tests := []struct{ id, want string }{
+		{bare, "config.json names no architecture (neither architectures nor model_type) and config.json lacks hidden_size; supported:"},
 		{"glm-5.2-fp8", "model glm-5.2-fp8: architecture GlmMoeDsaForCausalLM (DeepSeek sparse attention (index_topk): no operator table prices its indexer) is not supported; supported: dense Llama/Mistral/Qwen-style GQA, Mixtral/Qwen-MoE/Llama-4 MoE, and DeepSeek-V2/V3"},
 		{dir, "architecture GPT2LMHeadModel (config.json lacks hidden_size) is not supported"},
 		{mixed, "(mixed dense and MoE layers (mlp_only_layers)) is not supported"},

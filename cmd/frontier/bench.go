@@ -24,7 +24,19 @@ the LLM class hands prompts to the engine in-process, so there is no API
 server, no HTTP and no streaming in the times. Flags are vLLM's; the engine
 flags (--model, --tensor-parallel-size, --max-num-seqs, …) are vllm serve's,
 with the LLM class's batch defaults.`,
-		Args: func(cmd *cobra.Command, args []string) error { return bad(cobra.NoArgs(cmd, args)) },
+		Args: cobra.ArbitraryArgs,
+		// Without a benchmark it shows its help; anything else (a vLLM user
+		// typing `bench serve`, say) is bad input, not a help page and exit 0.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			hint := ""
+			if args[0] == "serve" {
+				hint = "; vllm bench serve (the online benchmark, through the API server) is frontier simulate, with bench serve's flags"
+			}
+			return bad(fmt.Errorf("bench: unknown benchmark %q: frontier bench latency | throughput%s", args[0], hint))
+		},
 	}
 	cmd.AddCommand(newBenchLatencyCmd(), newBenchThroughputCmd())
 	return cmd
@@ -81,7 +93,10 @@ func offlineScenario(simCmd *cobra.Command, f *simFlags, w scenarios.Workload) (
 		sc.Deployment.MaxNumBatchedTokens = tokens
 	}
 	if !set("max-num-seqs") { // capped at the budget, as vLLM caps a defaulted max_num_seqs
-		sc.Deployment.MaxNumSeqs = min(seqs, sc.Deployment.MaxNumBatchedTokens)
+		sc.Deployment.MaxNumSeqs = seqs
+		if b := sc.Deployment.MaxNumBatchedTokens; b > 0 { // a bad budget is refused for its own flag
+			sc.Deployment.MaxNumSeqs = min(seqs, b)
+		}
 	}
 	sc.Name, sc.Workload = "offline", w
 	return sc, sc.Validate()

@@ -121,6 +121,8 @@ func TestBenchBadInput(t *testing.T) {
 		{"throughput too long", []string{"bench", "throughput", "--input-len", "200", "--output-len", "100", "--max-model-len", "256"}, "Please ensure that max_model_len is greater than the sum of prompt_len and expected_output_len for all requests"},
 		{"async engine", []string{"bench", "throughput", "--input-len", "8", "--async-engine"}, "--async-engine: not simulated"},
 		{"stray", []string{"bench", "latency", "x"}, `"x"`},
+		// review finding: said deployment.max_num_seqs: must be ≥ 1, got 0
+		{"budget 0", []string{"bench", "throughput", "--input-len", "8", "--max-num-batched-tokens", "0"}, "--max-num-batched-tokens: must be ≥ 1, got 0"},
 	}
 	checkUsageErrors(t, cases)
 }

@@ -95,6 +95,15 @@ func loadUnit(closed bool) string {
 	return "req/s"
 }
 
+// loadText writes a probed load with its unit: a concurrency as the whole
+// number it is (the search probes integers), a rate to 0.01 req/s.
+func loadText(x float64, closed bool) string {
+	if closed {
+		return fmt.Sprintf("%.0f %s", x, loadUnit(true))
+	}
+	return fmt.Sprintf("%.2f %s", x, loadUnit(false))
+}
+
 // costPerMTok is the cost of 10^6 output tokens, $: GPU-hours per token
 // at the given output throughput.
 func costPerMTok(usd float64, gpus int, outTokS float64) float64 {
@@ -134,9 +143,9 @@ func printCapacity(w io.Writer, base *scenarios.Scenario, r *capacityRun, f *cap
 		bracket = c.Bound
 	}
 	if c.Above != nil {
-		bracket = fmt.Sprintf("%.2f %s failed: within %.3g %%", c.Above.X, unit, 100*(c.Above.X-c.X)/c.X)
+		bracket = fmt.Sprintf("%s failed: within %.3g %%", loadText(c.Above.X, f.closedLoop), 100*(c.Above.X-c.X)/c.X)
 	}
-	line("Capacity:", fmt.Sprintf("%.2f %s (%s)", c.X, unit, bracket))
+	line("Capacity:", fmt.Sprintf("%s (%s)", loadText(c.X, f.closedLoop), bracket))
 	if f.closedLoop {
 		line("  request throughput:", fmt.Sprintf("%.2f req/s", at.RequestThroughput))
 	}

@@ -62,7 +62,16 @@ func (e flagError) Unwrap() error { return e.err }
 // (--request-rate, not workload.arrivals.request_rate), with "or null"
 // read as "or unset". An error about a key the scenario file set keeps the
 // key and names the file.
+//
+// With no scenario file (file empty) every value came from a flag or the
+// embedded default, so a required value left out ("KEY: required …")
+// names the flag that gives it, typed or not.
 func nameTheFlag(err error, changed func(string) bool, file string) error {
+	return nameFlag(err, changed, file, file == "")
+}
+
+// nameFlag is nameTheFlag; flagsOnly says no scenario file was given.
+func nameFlag(err error, changed func(string) bool, file string, flagsOnly bool) error {
 	if err == nil {
 		return nil
 	}
@@ -79,7 +88,7 @@ func nameTheFlag(err error, changed func(string) bool, file string) error {
 			continue
 		}
 		keyed = true
-		if changed(p.flag) {
+		if changed(p.flag) || flagsOnly && strings.HasPrefix(rest, ": required") {
 			rest = strings.TrimPrefix(rest, " (--"+p.flag+")") // "KEY (--flag) is …": the flag once
 			return flagError{"--" + p.flag + strings.ReplaceAll(rest, " or null", " or unset"), err}
 		}

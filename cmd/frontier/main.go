@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -47,9 +48,19 @@ func main() {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "frontier:", err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		os.Exit(2)
+	os.Exit(exitCode(err))
+}
+
+// exitCode is the process's exit status for Execute's error: 0 for none,
+// 2 for bad input (a usageError, or cobra's own "unknown command" for a
+// misspelt command), 1 for any other failure.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
 	}
-	os.Exit(1)
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+		return 2
+	}
+	return 1
 }

@@ -99,7 +99,7 @@ func TestSessionAndLengthsBadInput(t *testing.T) {
 		{"session flag on random", withTiny("--num-turns", "3"), "--num-turns: only for --dataset-name sessions, but the workload's dataset is random"},
 		{"random flag on sessions", with("--random-input-len", "3"), "--random-input-len: only for the random dataset"},
 		{"users with a rate", with("--request-rate", "3"), "--request-rate: not used with workload.sessions.concurrent_users"},
-		{"lengths without a path", lengths, "workload.lengths.path: required"},
+		{"lengths without a path", lengths, "--dataset-path: required"},
 		{"lengths file missing", append(lengths, "--dataset-path", filepath.Join(dir, "none.jsonl")), "--dataset-path: open"},
 		{"lengths non-integer", append(lengths, "--dataset-path", bad), bad + " line 2: output_len: must be an integer in [1, 10000000], got \"2.5\""},
 		{"dataset-path on random", withTiny("--dataset-name", "random", "--dataset-path", bad), "--dataset-path: only for --dataset-name lengths or trace, but the workload's dataset is random"},

@@ -255,7 +255,7 @@ func (b *pointBuilder) nameSource(err error, changed func(string) bool, scenario
 	if entry == nil || b.sweepFile == "" {
 		return nameTheFlag(err, changed, scenarioFile)
 	}
-	if named := nameTheFlag(err, changed, ""); errors.As(named, new(flagError)) {
+	if named := nameFlag(err, changed, "", scenarioFile == ""); errors.As(named, new(flagError)) {
 		return named
 	}
 	msg := err.Error()

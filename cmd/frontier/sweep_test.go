@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,17 +188,6 @@ func TestSweepSkipDone(t *testing.T) {
 	_, _, err = run(t, sweepArgs("--skip-done", "--out-jsonl", jsonl, "--vary", "max-num-seqs=2,3")...)
 	require.ErrorContains(t, err, "--skip-done: "+jsonl+" holds another sweep")
 	assert.Equal(t, 2, exitCode(err))
-}
-
-func exitCode(err error) int {
-	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
 }
 
 // Bad input: exit 2 naming the flag, before any run, no files left.
