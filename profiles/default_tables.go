@@ -12,8 +12,8 @@ import (
 
 // h800Notes are the stated substitutions behind DefaultTables("h800").
 var h800Notes = []string{
-	"h800: compute tables are h100-sxm's (same SM and HBM); NVLink 400 GB/s from the h800 preset",
-	"h800: no collective tables (h100-sxm's were measured over 900 GB/s NVLink); price collectives from the h800 hardware preset",
+	"h800: compute tables are h100-sxm's (same SM and HBM); NVLink 200 GB/s per GPU per direction from the h800 preset (frontier hardware's unit)",
+	"h800: no collective tables (h100-sxm's were measured over NVLink at 450 GB/s per direction); collectives priced from the h800 preset's bandwidths",
 }
 
 // Need names the rows of an embedded table set that one deployment prices

@@ -103,7 +103,10 @@ func TestDefaultTablesSharedAndNoted(t *testing.T) {
 	h800, err := DefaultTables("h800")
 	require.NoError(t, err)
 	require.NotEmpty(t, h800.Notes)
-	assert.Equal(t, "h800: compute tables are h100-sxm's (same SM and HBM); NVLink 400 GB/s from the h800 preset", h800.Notes[0])
+	assert.Equal(t, "h800: compute tables are h100-sxm's (same SM and HBM); NVLink 200 GB/s per GPU per direction from the h800 preset (frontier hardware's unit)", h800.Notes[0])
+	// newcomer3 finding 4: the notes said 400 and 900 GB/s (both directions)
+	// where frontier hardware lists 200 and 450 per direction.
+	assert.Equal(t, "h800: no collective tables (h100-sxm's were measured over NVLink at 450 GB/s per direction); collectives priced from the h800 preset's bandwidths", h800.Notes[1])
 	assert.Same(t, &a.Gemm[0], &h800.Gemm[0], "h800 shares h100-sxm's rows")
 
 	// H200 tables carry window_size (0 or 128); H100's predate the column.
