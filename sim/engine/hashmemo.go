@@ -45,7 +45,7 @@ func (s *Scheduler) seedHashes(r *Request) {
 	}
 	if h, ok := s.hashMemo[id]; ok {
 		if r.hashes == nil {
-			r.hashes = make([]uint64, 0, max(len(h), min((r.PromptTokens+r.MaxTokens)/bs+1, 1024)))
+			r.hashes = make([]uint64, 0, max(len(h), r.blocksHint(bs)))
 		}
 		r.hashes, r.hashBS = append(r.hashes[:0], h...), bs
 		return

@@ -126,7 +126,7 @@ func (r *Request) InheritHashes(prev *Request, tokens int) {
 	bs := prev.hashBS
 	n := min(len(prev.hashes), tokens/bs)
 	if cap(r.hashes) < n {
-		r.hashes = make([]uint64, 0, max(n, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024)))
+		r.hashes = make([]uint64, 0, max(n, r.blocksHint(bs)))
 	}
 	r.hashes, r.hashBS = append(r.hashes[:0], prev.hashes[:n]...), bs
 }
@@ -197,13 +197,18 @@ func (r *Request) segment(pos int) (uint64, int) {
 	return r.Segments[lo].Key, min(r.Segments[lo].End, r.PromptTokens)
 }
 
+// blocksHint is the capacity r's block and hash lists start with: the
+// blocks its prompt and max_tokens fill at block size bs (tokens), at
+// most 1,024 (a longer request grows its lists).
+func (r *Request) blocksHint(bs int) int { return min((r.PromptTokens+r.MaxTokens)/bs+1, 1024) }
+
 // blockHash returns the chained hash of full block i (tokens [i·bs, (i+1)·bs)).
 // A block inside one stream is that stream's block content; a block
 // spanning streams mixes in every stream and where it starts.
 func (r *Request) blockHash(i, bs int) uint64 {
 	if r.hashBS != bs { // first use, or inherited for another block size
 		if r.hashes == nil {
-			r.hashes = make([]uint64, 0, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024))
+			r.hashes = make([]uint64, 0, r.blocksHint(bs))
 		}
 		r.hashes, r.hashBS = r.hashes[:0], bs
 	}

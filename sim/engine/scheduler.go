@@ -413,7 +413,7 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 		need = 0
 	}
 	if r.Blocks == nil {
-		r.Blocks = make([]int32, 0, min((r.PromptTokens+r.MaxTokens)/bs+1, 1024))
+		r.Blocks = make([]int32, 0, r.blocksHint(bs))
 	}
 	evictable := 0
 	for _, b := range hit {
