@@ -118,7 +118,7 @@ func (c *client) send(s *Sim, r *record) {
 		d := timeout{r, r.gen, s.now}
 		c.deadlines = append(c.deadlines, d)
 		if len(c.deadlines)-c.deadHead == 1 {
-			s.queue.push(s.now+c.cfg.TimeoutNs, d)
+			s.queue.push(s.now+c.cfg.TimeoutNs, deadlineDue{})
 		}
 	}
 }
@@ -134,8 +134,7 @@ func (c *client) expired(s *Sim) {
 		c.deadHead = 0
 	}
 	if c.deadHead < len(c.deadlines) {
-		d := c.deadlines[c.deadHead]
-		s.queue.push(d.sent+c.cfg.TimeoutNs, d)
+		s.queue.push(c.deadlines[c.deadHead].sent+c.cfg.TimeoutNs, deadlineDue{})
 	}
 }
 
