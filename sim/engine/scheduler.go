@@ -69,8 +69,12 @@ type Scheduler struct {
 	numWaiting int
 	policy     Policy
 	arrivals   int64
-	scratch    []int32
-	co         cohort
+	// scratch holds computedBlocks' latest hit list, scratchFree how many
+	// of its blocks no request holds (refCnt 0), counted during the
+	// lookup so that allocate need not read the blocks again.
+	scratch     []int32
+	scratchFree int
+	co          cohort
 	// OnPreempt, when set, is called with each request preempted by
 	// recompute, as it happens (reports; nil costs nothing).
 	OnPreempt func(*Request)
@@ -360,8 +364,11 @@ func (s *Scheduler) emit(out *Step, r *Request, n int) {
 
 // computedBlocks returns the longest run of cached full blocks of r's
 // tokens, leaving at least one token to compute (kv_cache_manager.py
-// get_computed_blocks: max_cache_hit_length = num_tokens − 1).
+// get_computed_blocks: max_cache_hit_length = num_tokens − 1). The list
+// lives in s.scratch (valid until the next call), the count of its free
+// blocks in s.scratchFree.
 func (s *Scheduler) computedBlocks(r *Request) []int32 {
+	s.scratchFree = 0
 	if !s.cfg.EnablePrefixCaching {
 		return nil
 	}
@@ -370,36 +377,36 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 	if maxBlocks > 0 {
 		s.seedHashes(r)
 	}
-	hit := s.scratch[:0]
 	// The hashes seeded are read in place (blockHash computes the rest).
 	seeded := 0
 	if r.hashBS == bs && s.Pool.caching {
 		seeded = min(len(r.hashes), maxBlocks)
 	}
-	idx := &s.Pool.cached
-	for _, h := range r.hashes[:seeded] {
-		b := idx.get(h)
-		if b < 0 {
-			s.scratch = hit
-			return hit
-		}
-		hit = append(hit, b)
+	hit, free, all := s.Pool.cached.hits(r.hashes[:seeded], s.Pool.meta, s.scratch[:0])
+	if !all {
+		s.scratch, s.scratchFree = hit, free
+		return hit
 	}
+	meta := s.Pool.meta
 	for i := seeded; i < maxBlocks; i++ {
 		b := s.Pool.Lookup(r.blockHash(i, bs))
 		if b < 0 {
 			break
 		}
+		if meta[b].refCnt == 0 {
+			free++
+		}
 		hit = append(hit, b)
 	}
-	s.scratch = hit
+	s.scratch, s.scratchFree = hit, free
 	return hit
 }
 
 // allocate reserves KV blocks for r to hold computed tokens (including
 // the cache-hit blocks hit) and n new tokens (kv_cache_manager.py
 // allocate_slots). It returns false, changing nothing, when the free pool
-// (cached-but-unused blocks count as free) cannot supply them.
+// (cached-but-unused blocks count as free) cannot supply them. A non-empty
+// hit is computedBlocks' latest result (its free blocks: s.scratchFree).
 func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	bs := s.cfg.BlockSize
 	total := computed + n
@@ -416,10 +423,8 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 		r.Blocks = make([]int32, 0, r.blocksHint(bs))
 	}
 	evictable := 0
-	for _, b := range hit {
-		if s.Pool.meta[b].refCnt == 0 {
-			evictable++
-		}
+	if len(hit) > 0 {
+		evictable = s.scratchFree
 	}
 	if need+evictable > s.Pool.NumFree() {
 		return false
