@@ -133,3 +133,16 @@ func (p *Predictor) remembered(b *Batch, t int) bool {
 	}
 	return true
 }
+
+// StepRange is Step, and the decode context sums [lo, hi) over which a
+// batch equal to b in everything else is priced the same by Step with
+// nothing else done (the latest memoized price's range, while no other
+// batch is priced); lo = hi = 0 when none. The k-step advance
+// (sim/cohortrun.go) asks once per range instead of once per step.
+func (p *Predictor) StepRange(b *Batch, async bool) (st StepTime, lo, hi int64) {
+	st = p.Step(b, async)
+	if _, ok := p.lastHit(b, async); ok {
+		return st, p.stepLast.lo, p.stepLast.hi
+	}
+	return st, 0, 0
+}

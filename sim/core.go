@@ -100,6 +100,9 @@ func (c *Core) launch(s *Sim) {
 			c.busy = false
 			continue
 		}
+		if c.stream.api != nil && !s.stepByStep {
+			c.cohortRun(s) // the k-step advance (cohortrun.go)
+		}
 		end := c.stepStart + c.cost.WallNs
 		if !c.endsNext(s, end) {
 			s.queue.push(end, stepEnd{c})

@@ -27,9 +27,16 @@ import (
 type runBytes struct {
 	requests, steps, result, observed []byte
 	inline                            int64 // steps the macro-step ran inline
+	kSteps                            int64 // steps the k-step advance ran (cohortrun.go)
 }
 
 func runOnce(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool) runBytes {
+	t.Helper()
+	return runTweaked(t, sc, stepByStep, observe, nil)
+}
+
+// runTweaked is runOnce with tweak (nil: none) applied to the built Sim.
+func runTweaked(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool, tweak func(*Sim)) runBytes {
 	t.Helper()
 	var steps bytes.Buffer
 	stepEnc := json.NewEncoder(&steps)
@@ -42,9 +49,12 @@ func runOnce(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool) run
 	}
 	s, _, err := Build(sc, opt)
 	require.NoError(t, err)
+	if tweak != nil {
+		tweak(s)
+	}
 	res := s.Run()
 	var out runBytes
-	out.steps, out.observed, out.inline = steps.Bytes(), obs.b.Bytes(), s.macroSteps
+	out.steps, out.observed, out.inline, out.kSteps = steps.Bytes(), obs.b.Bytes(), s.macroSteps, s.kSteps
 	var reqs bytes.Buffer
 	enc := json.NewEncoder(&reqs)
 	for _, r := range res.Requests {

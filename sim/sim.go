@@ -45,6 +45,7 @@ type Sim struct {
 	// ended inline by the macro-step, or streamed in bulk for the decode
 	// cohort (the equivalence tests' check).
 	macroSteps int64
+	kSteps     int64 // steps ended by the k-step advance (cohortrun.go; the tests' check)
 	// err stops the run (fail); Run returns it in Result.Err.
 	err  error
 	peak peakTokens

@@ -14,7 +14,9 @@ import (
 // scenarios of several deployment kinds and a gate cell, frontier
 // simulate prints the same stdout and stderr and writes the same result
 // JSON, requests CSV, steps CSV, timeline and Prometheus metrics with
-// the macro-step as step by step (FRONTIER_STEP_BY_STEP=1).
+// the macro-step as step by step (FRONTIER_STEP_BY_STEP=1). Without the
+// timeline and metrics (which observe the run) the decode cohort and its
+// k-step advance run instead: the same check, on the files left.
 func TestStepByStepSameBytes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs each scenario twice")
@@ -28,29 +30,45 @@ func TestStepByStepSameBytes(t *testing.T) {
 		"../../scenarios/examples/llama-3.1-8b-h200-chat-sessions.yaml",
 		"../../scenarios/gate/20260217-162547-llama-2-7b-tp1-roleplay.yaml",
 	} {
-		files := map[bool]map[string][]byte{}
-		for _, stepByStep := range []bool{true, false} {
-			dir := t.TempDir()
-			if stepByStep {
-				t.Setenv(stepByStepEnv, "1")
-			} else {
-				t.Setenv(stepByStepEnv, "")
-			}
-			out, errOut, err := run(t, "simulate", "--quiet", "--scenario", sc, "--save-result",
-				"--result-filename", filepath.Join(dir, "result.json"), "--requests-csv", filepath.Join(dir, "requests.csv"),
-				"--steps-csv", filepath.Join(dir, "steps.csv"), "--timeline", filepath.Join(dir, "timeline.csv"),
-				"--metrics", filepath.Join(dir, "metrics.prom"))
-			require.NoError(t, err, sc)
-			got := map[string][]byte{"stdout": []byte(out), "stderr": []byte(errOut)}
-			for _, name := range []string{"result.json", "requests.csv", "steps.csv", "timeline.csv", "metrics.prom"} {
-				b, err := os.ReadFile(filepath.Join(dir, name))
-				require.NoError(t, err, name)
-				got[name] = date.ReplaceAll(b, []byte(`"date":"X"`))
-			}
-			files[stepByStep] = got
+		for _, observed := range []bool{true, false} {
+			sameBytesStepByStep(t, sc, observed, date)
 		}
-		for name, want := range files[true] {
-			assert.True(t, string(want) == string(files[false][name]), "%s: %s differs with the macro-step", sc, name)
+	}
+}
+
+// sameBytesStepByStep runs scenario sc both ways, with the timeline and
+// metrics files when observed, and requires the same bytes.
+func sameBytesStepByStep(t *testing.T, sc string, observed bool, date *regexp.Regexp) {
+	t.Helper()
+	files := map[bool]map[string][]byte{}
+	names := []string{"result.json", "requests.csv", "steps.csv"}
+	if observed {
+		names = append(names, "timeline.csv", "metrics.prom")
+	}
+	for _, stepByStep := range []bool{true, false} {
+		dir := t.TempDir()
+		if stepByStep {
+			t.Setenv(stepByStepEnv, "1")
+		} else {
+			t.Setenv(stepByStepEnv, "")
 		}
+		args := []string{"simulate", "--quiet", "--scenario", sc, "--save-result",
+			"--result-filename", filepath.Join(dir, "result.json"), "--requests-csv", filepath.Join(dir, "requests.csv"),
+			"--steps-csv", filepath.Join(dir, "steps.csv")}
+		if observed {
+			args = append(args, "--timeline", filepath.Join(dir, "timeline.csv"), "--metrics", filepath.Join(dir, "metrics.prom"))
+		}
+		out, errOut, err := run(t, args...)
+		require.NoError(t, err, sc)
+		got := map[string][]byte{"stdout": []byte(out), "stderr": []byte(errOut)}
+		for _, name := range names {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			require.NoError(t, err, name)
+			got[name] = date.ReplaceAll(b, []byte(`"date":"X"`))
+		}
+		files[stepByStep] = got
+	}
+	for name, want := range files[true] {
+		assert.True(t, string(want) == string(files[false][name]), "%s (observed %v): %s differs with the macro-step", sc, observed, name)
 	}
 }

@@ -372,3 +372,41 @@ func (s *Scheduler) Dissolve() {
 	co.n, co.active, co.sumBase = 0, 0, 0
 	co.sampled = co.cycle
 }
+
+// CohortCycle schedules into out the cohort's next cycle, exactly as
+// Schedule would, when that cycle is all Schedule would do: the members
+// are the whole running list, none leaves the schedule or has its finish
+// noted in it, no waiting request could be admitted, and the blocks its
+// tokens start fit the free pool. It reports false, scheduling nothing
+// and changing no count a caller can see, otherwise (the caller then
+// calls Schedule). The k-step advance (sim/cohortrun.go) schedules its
+// steps so: a due member costs its block work, any other member nothing.
+func (s *Scheduler) CohortCycle(out *Step) bool {
+	co := &s.co
+	if co.n == 0 || co.n != len(s.running) || co.active != co.n || co.n > s.cfg.MaxNumBatchedTokens ||
+		(s.numWaiting > 0 && co.n < s.cfg.MaxNumSeqs) || co.nsteps == len(co.steps) {
+		return false
+	}
+	j := co.cycle + 1
+	bs, need := s.cfg.BlockSize, 0
+	for _, r := range co.due[j&co.dueMask] {
+		if j >= r.coLast+co.lag {
+			return false // it leaves the schedule, or its finish is noted
+		}
+		s.materialize(r) // as cohortSchedule would first (idempotent)
+		if r.NumComputed+1 > len(r.Blocks)*bs {
+			need++
+		}
+	}
+	if need > s.Pool.NumFree() {
+		return false
+	}
+	*out = Step{Items: out.Items[:0]}
+	if _, ok := s.cohortSchedule(out, s.cfg.MaxNumBatchedTokens); !ok {
+		panic("engine: a cohort cycle refused after its checks") // a bug, not input
+	}
+	out.KVBlocksUsed = s.Pool.NumUsed()
+	out.NumRunning = len(s.running)
+	out.NumWaiting = s.numWaiting
+	return true
+}

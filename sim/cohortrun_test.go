@@ -1,0 +1,82 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"frontier/scenarios"
+)
+
+// TestCohortRunEquivalence: the k-step advance (cohortrun.go) ends most
+// steps of a serving run, and every output (requests, steps, result with
+// the ITL histogram's counts and sums, peak throughput) is the same bytes
+// as stepping one by one: the codegen gate cell with the API server
+// streaming as calibrated, for free (svc 0, every step one chunk per
+// member) and saturated (chunks wait and merge, so the advance must stop
+// and start again), and the default scenario at three rates, each way
+// (TestMacroStepEquivalence's random deployments run it too).
+func TestCohortRunEquivalence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many runs, each twice")
+	}
+	codegen := loadGate(t, "20260217-155451-llama-2-7b-tp1-codegen")
+	for i := range codegen.Workload.Arrivals.Stages {
+		codegen.Workload.Arrivals.Stages[i].DurationS /= 10
+	}
+	type tweak struct {
+		name string
+		f    func(*Sim)
+	}
+	tweaks := []tweak{
+		{"as calibrated", nil},
+		{"svc 0", func(s *Sim) { s.tokSvc, s.tokDelay = 0, 0 }},
+		{"svc ×40", func(s *Sim) { s.tokSvc *= 40 }},
+		{"svc ×400", func(s *Sim) { s.tokSvc *= 400 }},
+	}
+	var kSteps int64
+	for _, tw := range tweaks {
+		want := runTweaked(t, codegen, true, false, tw.f)
+		got := runTweaked(t, codegen, false, false, tw.f)
+		requireSameRun(t, "codegen "+tw.name, want, got)
+		require.Zero(t, want.kSteps)
+		kSteps += got.kSteps
+		if tw.f == nil {
+			// Most of the run's steps are the same decode cycle between
+			// events: the advance ends more than half of them.
+			require.Greater(t, got.kSteps, int64(bytes.Count(got.steps, []byte("\n"))/2), tw.name)
+		}
+	}
+	// The default scenario (its API server saturated), at rates from
+	// light to overloaded.
+	for _, rate := range []float64{2, 10, 40} {
+		sc, err := scenarios.Load("../scenarios/examples/llama-3.1-8b-h200-random.yaml")
+		require.NoError(t, err)
+		shrink(sc, 1500)
+		sc.Workload.Arrivals.RequestRate = scenarios.Rate(rate)
+		for _, tw := range tweaks {
+			want := runTweaked(t, sc, true, false, tw.f)
+			got := runTweaked(t, sc, false, false, tw.f)
+			requireSameRun(t, fmt.Sprintf("random at %g req/s, %s", rate, tw.name), want, got)
+			kSteps += got.kSteps
+		}
+	}
+	t.Logf("%d steps ended by the k-step advance", kSteps)
+}
+
+// requireSameRun requires equal requests, steps and result bytes.
+func requireSameRun(t *testing.T, name string, want, got runBytes) {
+	t.Helper()
+	for _, o := range []struct {
+		what      string
+		want, got []byte
+	}{{"requests", want.requests, got.requests}, {"steps", want.steps, got.steps}, {"result", want.result, got.result}} {
+		if !bytes.Equal(o.want, o.got) {
+			wl, gl := firstDiff(o.want, o.got)
+			require.Failf(t, "outputs differ", "%s: %s differ from stepping one by one at line %d:\nstep by step: %s\nk-step:       %s",
+				name, o.what, wl, gl, lineAt(o.got, wl))
+		}
+	}
+}
