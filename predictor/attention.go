@@ -138,23 +138,16 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 	// are a slice, at its size, of one buffer: growing them by append
 	// cleared and copied ~1.3 MB for a Llama-8B start-up (a tenth of its
 	// page faults).
-	build := func(rows []profiles.AttnRow, x func(*profiles.AttnRow) int64, post func(*series), dst map[headKey]grid2) {
-		kvDtype := sameString(rows, func(r *profiles.AttnRow) string { return r.KVCacheDtype }, kvDtype)
-		bf16 := sameString(rows, func(r *profiles.AttnRow) string { return r.AttnDtype }, "bfloat16")
+	build := func(each attnPoints, x0 int64, post func(*series), dst map[headKey]grid2) error {
 		var keys []headKey // shapes, in order of first use
 		var counts []int
-		index := map[headKey]int{}        // keys' indices
-		shape := make([]int32, len(rows)) // row i's index in keys; -1: not used
+		index := map[headKey]int{} // keys' indices
+		var shape []int32          // each point's index in keys
 		last := -1
-		for i := range rows {
-			r := &rows[i]
-			if r.HeadDim != int64(headDim) || r.KVCacheDtype != kvDtype || r.AttnDtype != bf16 || r.WindowSize != 0 || r.LatencyMs <= 0 {
-				shape[i] = -1
-				continue
-			}
+		err := each(func(h, kv, _, _ int64, _ float64) {
 			// The table cycles through its shapes in one order: the shape
 			// after the last one is the likeliest.
-			switch k := (headKey{r.NumHeads, r.NumKVHeads}); {
+			switch k := (headKey{h, kv}); {
 			case last >= 0 && keys[last] == k:
 			case last+1 < len(keys) && keys[last+1] == k:
 				last++
@@ -168,40 +161,75 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 				}
 				last = j
 			}
-			shape[i] = int32(last)
+			shape = append(shape, int32(last))
 			counts[last]++
+		})
+		if err != nil {
+			return err
 		}
-		total := 0
-		for _, c := range counts {
-			total += c
-		}
-		buf := make([]point, total)
+		buf := make([]point, len(shape))
 		data := make([]*gridData, len(keys))
 		for j, k := range keys {
 			data[j] = &gridData{post: post, points: buf[:0:counts[j]]}
 			dst[k] = grid2{data[j]}
 			buf = buf[counts[j]:]
 		}
-		for i := range rows {
-			if j := shape[i]; j >= 0 {
-				r := &rows[i]
-				data[j].points = append(data[j].points, point{float64(r.BatchSize), float64(x(r)), r.LatencyMs})
-			}
-		}
+		i := 0
+		return each(func(_, _, batch, x int64, ms float64) {
+			d := data[shape[i]]
+			d.points = append(d.points, point{float64(batch), float64(x + x0), ms})
+			i++
+		})
 	}
 	// Longer prompts are not less efficient per query-key pair (see
 	// monotoneCost): so a one-shot prefill is never priced above the same
 	// work in chunks for noise in the table.
-	build(t.ContextAttn, func(r *profiles.AttnRow) int64 { return r.ISL }, func(row *series) {
+	err := build(attnPointsOf(t, true, headDim, kvDtype), 0, func(row *series) {
 		monotoneCost(row.x.v, row.y, func(l float64) float64 { return CausalPairs(l, 0) })
 	}, a.prefill)
+	if err != nil {
+		return nil, err
+	}
 	// Decode context = step + offset (aiconfigurator's step is the KV
 	// length minus one; our collector's is the KV length).
-	build(t.GenerationAttn, func(r *profiles.AttnRow) int64 { return r.Step + int64(t.DecodeContextOffset) }, nil, a.decode)
+	if err := build(attnPointsOf(t, false, headDim, kvDtype), t.DecodeContextOffset, nil, a.decode); err != nil {
+		return nil, err
+	}
 	if len(a.prefill) == 0 || len(a.decode) == 0 {
 		return nil, fmt.Errorf("attention tables have no rows for head_dim %d with kv_cache_dtype %s", headDim, kvDtype)
 	}
 	return a, nil
+}
+
+// attnPoints visits, in table order, the attention rows NewAttention
+// reads: head shape, batch, x (ISL for prefill, Step for decode) and
+// latency, milliseconds.
+type attnPoints func(fn func(heads, kvHeads, batch, x int64, ms float64)) error
+
+// attnPointsOf visits the rows of t's context (prefill) or generation
+// attention table with headDim, kvDtype, bf16 attention, no sliding
+// window and a positive latency: from the rows form of a
+// profiles.LazyTablesFor set (Tables.AttnPoints), else from the rows.
+func attnPointsOf(t *profiles.Tables, context bool, headDim int, kvDtype string) attnPoints {
+	return func(fn func(heads, kvHeads, batch, x int64, ms float64)) error {
+		if ok, err := t.AttnPoints(context, int64(headDim), kvDtype, fn); ok || err != nil {
+			return err
+		}
+		rows, x := t.GenerationAttn, func(r *profiles.AttnRow) int64 { return r.Step }
+		if context {
+			rows, x = t.ContextAttn, func(r *profiles.AttnRow) int64 { return r.ISL }
+		}
+		kvDtype := sameString(rows, func(r *profiles.AttnRow) string { return r.KVCacheDtype }, kvDtype)
+		bf16 := sameString(rows, func(r *profiles.AttnRow) string { return r.AttnDtype }, "bfloat16")
+		for i := range rows {
+			r := &rows[i]
+			if r.HeadDim != int64(headDim) || r.KVCacheDtype != kvDtype || r.AttnDtype != bf16 || r.WindowSize != 0 || r.LatencyMs <= 0 {
+				continue
+			}
+			fn(r.NumHeads, r.NumKVHeads, r.BatchSize, x(r), r.LatencyMs)
+		}
+		return nil
+	}
 }
 
 // choose finds the table shape for (h, kv) heads: exact, else the same

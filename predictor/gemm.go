@@ -69,22 +69,46 @@ func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
 		return nil, fmt.Errorf("gemm table has no %s rows", dtype)
 	}
 	g := &Gemm{dtype: dtype, m: bm.axis(), n: bn.axis(), k: bk.axis()}
-	size := len(g.m.v) * len(g.n.v) * len(g.k.v)
-	grid := &gemmGrid{raw: make([]float64, size), lat: make([]float64, size), hole: make([]bool, size),
-		ready: make([]atomic.Bool, len(g.n.v)*len(g.k.v))}
-	for i := range grid.raw {
-		grid.raw[i] = math.NaN()
+	raw := make([]float64, len(g.m.v)*len(g.n.v)*len(g.k.v))
+	for i := range raw {
+		raw[i] = math.NaN()
 	}
 	// Rows come in grid order, so consecutive rows mostly share m and n:
 	// indexOf remembers the last value it looked up.
 	im, in, ik := g.m.indexOf(), g.n.indexOf(), g.k.indexOf()
 	for i := range rows {
 		if r := &rows[i]; r.Dtype == dtype && r.LatencyMs > 0 {
-			grid.raw[g.idx(im(float64(r.M)), in(float64(r.N)), ik(float64(r.K)))] = r.LatencyMs
+			raw[g.idx(im(float64(r.M)), in(float64(r.N)), ik(float64(r.K)))] = r.LatencyMs
 		}
 	}
-	g.grid = grid
+	g.grid = newGemmGrid(raw, len(g.n.v)*len(g.k.v))
 	return g, nil
+}
+
+// gemmFrom is NewGemm(t.Gemm, dtype), built from the rows form of a
+// profiles.LazyTablesFor set (Tables.GemmGrid: the same axes and grid,
+// no GemmRow decoded) where t holds it.
+func gemmFrom(t *profiles.Tables, dtype string) (*Gemm, error) {
+	gg, ok, err := t.GemmGrid(dtype)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return NewGemm(t.Gemm, dtype)
+	}
+	if len(gg.M) == 0 {
+		return nil, fmt.Errorf("gemm table has no %s rows", dtype)
+	}
+	g := &Gemm{dtype: dtype, m: axisOf(gg.M), n: axisOf(gg.N), k: axisOf(gg.K)}
+	g.grid = newGemmGrid(gg.LatencyMs, len(g.n.v)*len(g.k.v))
+	return g, nil
+}
+
+// newGemmGrid is the grid of the table's latencies raw (NaN where not
+// measured) over columns (n, k) columns.
+func newGemmGrid(raw []float64, columns int) *gemmGrid {
+	size := len(raw)
+	return &gemmGrid{raw: raw, lat: make([]float64, size), hole: make([]bool, size), ready: make([]atomic.Bool, columns)}
 }
 
 // column makes the (in, ik) column ready: holes filled from the nearest

@@ -41,10 +41,14 @@ func (b *axisBuilder) add(v float64) {
 
 // axis is the values added, distinct and sorted.
 func (b *axisBuilder) axis() axis {
-	u := b.u
-	sort.Float64s(u)
-	a := axis{v: u, log: make([]float64, len(u))}
-	for i, v := range u {
+	sort.Float64s(b.u)
+	return axisOf(b.u)
+}
+
+// axisOf is the axis of values, distinct and sorted.
+func axisOf(values []float64) axis {
+	a := axis{v: values, log: make([]float64, len(values))}
+	for i, v := range values {
 		a.log[i] = math.Log(v)
 	}
 	return a

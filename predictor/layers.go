@@ -90,9 +90,8 @@ func (e *UnpricedError) Error() string { return e.msg }
 // sorted: what a quantized model can be priced from.
 func PricedDtypes(t *profiles.Tables) (gemm, moe []string) {
 	g, e := map[string]bool{}, map[string]bool{}
-	for _, r := range t.Gemm {
-		g[r.Dtype] = true
-	}
+	// A corrupt embedded rows file failed New first (gemmFrom).
+	_ = t.EachGemm(func(r *profiles.GemmRow) { g[r.Dtype] = true })
 	for _, r := range t.MoE {
 		e[r.Dtype] = true
 	}
@@ -163,7 +162,7 @@ func (p *Predictor) buildGemms() error {
 		if _, ok := p.gemms[d]; ok {
 			return nil
 		}
-		g, err := NewGemm(cfg.Tables.Gemm, d)
+		g, err := gemmFrom(cfg.Tables, d)
 		if err != nil {
 			if d == "bfloat16" {
 				return fmt.Errorf("dtype %s: %w", cfg.Dtype, err)
@@ -355,12 +354,13 @@ func unpricedAttention(t *profiles.Tables, headDim int, err error) error {
 	where := tablesName(t)
 	seen := map[string]bool{}
 	var kv []string
-	for _, r := range t.ContextAttn {
+	// A corrupt embedded rows file failed NewAttention first.
+	_ = t.EachContextAttn(func(r *profiles.AttnRow) {
 		if r.HeadDim == int64(headDim) && !seen[r.KVCacheDtype] {
 			seen[r.KVCacheDtype] = true
 			kv = append(kv, r.KVCacheDtype)
 		}
-	}
+	})
 	sort.Strings(kv)
 	priced := "none"
 	if len(kv) > 0 {

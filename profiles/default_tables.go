@@ -53,19 +53,28 @@ type aicFile struct {
 	// then takes (embeddedPart's memo: on another goroutine, rows waits
 	// for it).
 	decode func(name string, need *Need)
+	// keep, for the GEMM and attention tables, keeps the part of the
+	// rows form that need selects in t's lazy rows, undecoded, for a
+	// LazyTablesFor set (nil: the table is decoded by rows); parse reads
+	// that part up to its values (parsedPart's memo, as decode's).
+	keep  func(t *Tables, name string, need *Need) error
+	parse func(name string, need *Need)
 }
 
 // aicFiles are the tables read from an aiconfigurator system folder, in
 // load order.
 var aicFiles = []aicFile{
-	aic("gemm", "vllm", "gemm_perf", gemmSpec,
+	lazily[GemmRow](aic("gemm", "vllm", "gemm_perf", gemmSpec,
 		func(r *GemmRow) string { return r.Dtype },
 		func(n *Need) []string { return n.GemmDtypes },
 		func(t *Tables) *[]GemmRow { return &t.Gemm }),
-	aic("attention", "vllm", "context_attention_perf", contextAttnSpec, attnRowKey, attnNeed,
+		func(n *Need) []string { return n.GemmDtypes }, func(l *lazyRows) **lazyPart { return &l.gemm }),
+	lazily[AttnRow](aic("attention", "vllm", "context_attention_perf", contextAttnSpec, attnRowKey, attnNeed,
 		func(t *Tables) *[]AttnRow { return &t.ContextAttn }),
-	aic("attention", "vllm", "generation_attention_perf", generationAttnSpec, attnRowKey, attnNeed,
+		attnNeed, func(l *lazyRows) **lazyPart { return &l.context }),
+	lazily[AttnRow](aic("attention", "vllm", "generation_attention_perf", generationAttnSpec, attnRowKey, attnNeed,
 		func(t *Tables) *[]AttnRow { return &t.GenerationAttn }),
+		attnNeed, func(l *lazyRows) **lazyPart { return &l.generation }),
 	aic("moe", "vllm", "moe_perf", moeSpec,
 		func(r *MoERow) string { return r.Dtype },
 		func(n *Need) []string { return n.MoEDtypes },
@@ -148,6 +157,30 @@ func aic[T any](family, framework, name string, spec tableSpec[T], key func(*T) 
 	}
 }
 
+// lazily is f (of rows T, selected by need) with a LazyTablesFor slot.
+func lazily[T any](f aicFile, need func(*Need) []string, slot lazySlot) aicFile {
+	f.parse = func(file string, n *Need) {
+		if keys, ok := partKeys(n, need); ok {
+			parsedPart[T](file, keys)
+		}
+	}
+	f.keep = func(t *Tables, file string, n *Need) error {
+		keys, ok := partKeys(n, need)
+		if !ok {
+			return nil // no row of this table is needed
+		}
+		if _, err := parsedPart[T](file, keys); err != nil {
+			return err
+		}
+		if t.lazy == nil {
+			t.lazy = &lazyRows{}
+		}
+		*slot(t.lazy) = &lazyPart{file: file, keys: keys}
+		return nil
+	}
+	return f
+}
+
 // partKeys are the partition keys of a table that n needs (nil: every
 // row), false when it needs none of its rows.
 func partKeys(n *Need, need func(*Need) []string) ([]string, bool) {
@@ -164,14 +197,9 @@ func partKeys(n *Need, need func(*Need) []string) ([]string, bool) {
 // would copy it: a run's start-up then faults in a few file-backed pages
 // instead of megabytes of fresh heap.
 func decodeEmbedded[T any](file string, keep func(string) bool) ([]T, error) {
-	var data []byte
-	if s, ok := embeddedRows[file]; ok {
-		data = unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	} else {
-		var err error // not in rows_embed.go (stale: TestEmbeddedRowsCurrent)
-		if data, err = embeddedTables.ReadFile(file); err != nil {
-			return nil, fmt.Errorf("embedded tables %s: %w", file, err)
-		}
+	data, err := embeddedData(file)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := decodeRows[T](data, keep)
 	if err != nil {
@@ -180,8 +208,23 @@ func decodeEmbedded[T any](file string, keep func(string) bool) ([]T, error) {
 	return rows, nil
 }
 
-// parts memoizes decoded parts of the embedded rows files, by file and
-// partition keys: deployments that need the same rows share them.
+// embeddedData is the embedded rows file, in place where rows_embed.go
+// holds it (read only).
+func embeddedData(file string) ([]byte, error) {
+	if s, ok := embeddedRows[file]; ok {
+		return unsafe.Slice(unsafe.StringData(s), len(s)), nil
+	}
+	// Not in rows_embed.go (stale: TestEmbeddedRowsCurrent).
+	data, err := embeddedTables.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("embedded tables %s: %w", file, err)
+	}
+	return data, nil
+}
+
+// parts memoizes decoded (and parsed: parsedPart) parts of the embedded
+// rows files, by file and partition keys: deployments that need the same
+// rows share them.
 var parts = struct {
 	mu sync.Mutex
 	m  map[[2]string]*partEntry
@@ -196,26 +239,35 @@ type partEntry struct {
 // embeddedPart returns the rows of file in the partitions keys names (nil:
 // every row), in file order, decoded once per process.
 func embeddedPart[T any](file string, keys []string) ([]T, error) {
-	id := [2]string{file, fmt.Sprintf("%q", keys)}
+	e := partOf(file, keys, "")
+	e.once.Do(func() { e.rows, e.err = decodeEmbedded[T](file, keepKeys(keys)) })
+	rows, _ := e.rows.([]T)
+	return rows, e.err
+}
+
+// partOf is the memo entry of file's part in the partitions keys names
+// (nil: every row), in the form kind names ("": decoded rows).
+func partOf(file string, keys []string, kind string) *partEntry {
+	id := [2]string{file, kind + fmt.Sprintf("%q", keys)}
 	if keys == nil {
-		id[1] = "all"
+		id[1] = kind + "all"
 	}
 	parts.mu.Lock()
+	defer parts.mu.Unlock()
 	e := parts.m[id]
 	if e == nil {
 		e = &partEntry{}
 		parts.m[id] = e
 	}
-	parts.mu.Unlock()
-	e.once.Do(func() {
-		var keep func(string) bool
-		if keys != nil {
-			keep = func(k string) bool { return slices.Contains(keys, k) }
-		}
-		e.rows, e.err = decodeEmbedded[T](file, keep)
-	})
-	rows, _ := e.rows.([]T)
-	return rows, e.err
+	return e
+}
+
+// keepKeys accepts the partition keys keys names (nil: every key).
+func keepKeys(keys []string) func(string) bool {
+	if keys == nil {
+		return nil
+	}
+	return func(k string) bool { return slices.Contains(keys, k) }
 }
 
 // defaultTables memoizes DefaultTables and DefaultTablesFor per canonical
@@ -229,6 +281,7 @@ type tablesKey struct {
 	name    string
 	version string // vLLM version of the set (never "": the default is resolved first)
 	need    string // Need.key(); "" for every row
+	lazy    bool   // LazyTablesFor's set
 }
 
 type tablesEntry struct {
@@ -278,6 +331,21 @@ func DefaultTablesFor(hardware string, need Need) (*Tables, error) {
 // TablesForNeed is TablesFor holding only the rows need selects (nil:
 // every row), as DefaultTablesFor.
 func TablesForNeed(hardware, version string, need *Need) (*Tables, error) {
+	return tablesFor(hardware, version, need, false)
+}
+
+// LazyTablesFor is TablesForNeed(hardware, version, &need) keeping the
+// GEMM and attention rows in the embedded rows form: Gemm, ContextAttn
+// and GenerationAttn are nil, and EachGemm, EachContextAttn and
+// EachGenerationAttn read them (the predictor's grids, built straight
+// from them; rows_lazy.go). For the predictor only: a reader of those
+// fields (Overlay, predictor.RegressionTables, Coverage, ...) takes
+// TablesForNeed's set.
+func LazyTablesFor(hardware, version string, need Need) (*Tables, error) {
+	return tablesFor(hardware, version, &need, true)
+}
+
+func tablesFor(hardware, version string, need *Need, lazy bool) (*Tables, error) {
 	name, ok := canonicalHardware(hardware)
 	if !ok {
 		return nil, fmt.Errorf("default tables: unknown hardware %q (allowed: %s)",
@@ -288,7 +356,7 @@ func TablesForNeed(hardware, version string, need *Need) (*Tables, error) {
 	} else if err := CheckVersion(name, version); err != nil {
 		return nil, err
 	}
-	key := tablesKey{name: name, version: version}
+	key := tablesKey{name: name, version: version, lazy: lazy}
 	if need != nil {
 		key.need = need.key()
 	}
@@ -299,13 +367,13 @@ func TablesForNeed(hardware, version string, need *Need) (*Tables, error) {
 		defaultTables.byName[key] = e
 	}
 	defaultTables.mu.Unlock()
-	e.once.Do(func() { e.t, e.err = loadDefaultTables(name, version, need) })
+	e.once.Do(func() { e.t, e.err = loadDefaultTables(name, version, need, lazy) })
 	return e.t, e.err
 }
 
-func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
+func loadDefaultTables(name, version string, need *Need, lazy bool) (*Tables, error) {
 	if name == "h800" {
-		h100, err := TablesForNeed("h100-sxm", version, need)
+		h100, err := tablesFor("h100-sxm", version, need, lazy)
 		if err != nil {
 			return nil, err
 		}
@@ -326,15 +394,24 @@ func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
 	// then the parts are added to the tables in load order, as read in
 	// turn. Two workers for the two cores of a small machine: a goroutine
 	// a file was no faster and took more CPU time (idle threads woken).
+	// A lazy set parses its GEMM and attention parts the same way (a
+	// selection, no rows) and keeps them for EachGemm and the like.
 	type read struct {
 		f    *aicFile
 		file string
 	}
 	var reads []read
+	prepare := func(r read) {
+		if lazy && r.f.keep != nil {
+			r.f.parse(r.file, need)
+		} else {
+			r.f.decode(r.file, need)
+		}
+	}
 	t, err := loadAIConfigurator(embeddedTables, root, "embedded:"+root, version, rowsExt,
 		func(f *aicFile, t *Tables, file, _ string) error {
 			if len(reads) == 0 {
-				go f.decode(file, need)
+				go prepare(read{f, file})
 			}
 			reads = append(reads, read{f, file})
 			return nil
@@ -343,10 +420,16 @@ func loadDefaultTables(name, version string, need *Need) (*Tables, error) {
 		return nil, err
 	}
 	for i := len(reads) - 1; i > 0; i-- { // the GEMM part's goroutine starts at the front
-		reads[i].f.decode(reads[i].file, need)
+		prepare(reads[i])
 	}
 	ops, note, opsErr := withMeasuredOps(name)
 	for _, r := range reads {
+		if lazy && r.f.keep != nil {
+			if err := r.f.keep(t, r.file, need); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := r.f.rows(t, r.file, need); err != nil {
 			return nil, err
 		}

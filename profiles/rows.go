@@ -219,6 +219,52 @@ func (r *rowsReader) str() string { return string(r.take(r.u32())) }
 // decodeRows reads a rows file into []T, keeping the rows whose partition
 // key keep accepts (nil keeps every row), in file order.
 func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
+	p, err := parseRows[T](data, keep)
+	if err != nil {
+		return nil, err
+	}
+	var rows []T
+	if len(p.sel) > 0 {
+		rows = make([]T, len(p.sel))
+	}
+	if err := p.fill(unsafe.Pointer(unsafe.SliceData(rows)), unsafe.Sizeof(*new(T)), p.sel); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// rowsPart is a rows file read up to its values: the rows a partition
+// selection kept (sel, file row numbers in file order) and every field's
+// column, which fill copies into row structs.
+type rowsPart struct {
+	sel  []int32
+	cols []rowsColumn
+}
+
+// rowsColumn is one field's column: width bytes per file row (0, 1, 2:
+// indices into nums or strs, 8: raw values).
+type rowsColumn struct {
+	field rowField
+	width int
+	col   []byte
+	nums  []uint64
+	strs  []string
+}
+
+// fill stores every field of the selected rows sel (a slice of p.sel)
+// into the rows at base, size bytes apart.
+func (p *rowsPart) fill(base unsafe.Pointer, size uintptr, sel []int32) error {
+	for _, c := range p.cols {
+		if err := fillColumn(base, size, c.field, sel, c.width, c.col, c.nums, c.strs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseRows reads a rows file of T up to its values (rowsPart), keeping
+// the rows whose partition key keep accepts (nil keeps every row).
+func parseRows[T any](data []byte, keep func(key string) bool) (*rowsPart, error) {
 	fields, err := rowFields[T]()
 	if err != nil {
 		return nil, err
@@ -239,8 +285,7 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 		}
 	}
 	total := r.u32()
-	// sel lists the rows whose partition key keep accepts.
-	var sel []int32
+	p := &rowsPart{cols: make([]rowsColumn, 0, len(fields))}
 	if width := r.u8(); width == 0 || width == 1 || width == 2 {
 		keys := make([]bool, r.u32())
 		for i := range keys {
@@ -253,7 +298,7 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 		}
 		if r.err == nil {
 			var err error
-			if sel, err = selectRows(col, int(width), total, keys); err != nil {
+			if p.sel, err = selectRows(col, int(width), total, keys); err != nil {
 				return nil, err
 			}
 		}
@@ -263,28 +308,20 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	var rows []T
-	if len(sel) > 0 {
-		rows = make([]T, len(sel))
-	}
-	base := unsafe.Pointer(unsafe.SliceData(rows))
-	size := unsafe.Sizeof(*new(T))
 	for _, f := range fields {
-		width := int(r.u8())
-		var nums []uint64
-		var strs []string
-		if width != 8 {
+		c := rowsColumn{field: f, width: int(r.u8())}
+		if c.width != 8 {
 			n := r.u32()
 			if f.kind == kindString {
-				strs = make([]string, n)
-				for i := range strs {
-					strs[i] = r.str()
+				c.strs = make([]string, n)
+				for i := range c.strs {
+					c.strs[i] = r.str()
 				}
 			} else {
-				nums = make([]uint64, n, max(n, 256)) // fillColumn indexes 256 by a byte
-				for i := range nums {
+				c.nums = make([]uint64, n, max(n, 256)) // fillColumn indexes 256 by a byte
+				for i := range c.nums {
 					if b := r.take(8); b != nil {
-						nums[i] = binary.LittleEndian.Uint64(b)
+						c.nums[i] = binary.LittleEndian.Uint64(b)
 					}
 				}
 			}
@@ -294,21 +331,19 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 		} else if f.kind == kindString {
 			return nil, errors.New("corrupt rows file (raw string column)")
 		}
-		if width != 0 && width != 1 && width != 2 && width != 8 {
-			return nil, fmt.Errorf("corrupt rows file (column width %d)", width)
+		if c.width != 0 && c.width != 1 && c.width != 2 && c.width != 8 {
+			return nil, fmt.Errorf("corrupt rows file (column width %d)", c.width)
 		}
-		col := r.take(width * total)
+		c.col = r.take(c.width * total)
 		if r.err != nil {
 			return nil, r.err
 		}
-		if err := fillColumn(base, size, f, sel, width, col, nums, strs); err != nil {
-			return nil, err
-		}
+		p.cols = append(p.cols, c)
 	}
 	if r.at != len(r.b) {
 		return nil, errors.New("corrupt rows file (trailing bytes)")
 	}
-	return rows, nil
+	return p, nil
 }
 
 // selectRows lists the rows (of total, in a key column of width 0, 1 or

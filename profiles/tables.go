@@ -76,7 +76,10 @@ type Tables struct {
 	Source   string // where they came from (embedded path or directory)
 	// Version is the vLLM version of an aiconfigurator table set ("" when
 	// each table's newest version was read, or for the collector's tables).
-	Version        string
+	Version string
+	// Gemm, ContextAttn and GenerationAttn are nil in a LazyTablesFor
+	// set, which keeps them in the embedded rows form: EachGemm,
+	// EachContextAttn and EachGenerationAttn read either.
 	Gemm           []GemmRow
 	ContextAttn    []AttnRow
 	GenerationAttn []AttnRow
@@ -105,4 +108,7 @@ type Tables struct {
 	// Notes records stated substitutions made while loading (for example
 	// "h800 uses h100-sxm compute tables"). Printed once by the CLI.
 	Notes []string
+	// lazy holds the rows a LazyTablesFor set keeps undecoded (nil:
+	// none).
+	lazy *lazyRows
 }

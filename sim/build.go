@@ -23,7 +23,7 @@ type Deployment struct {
 	Instances int    // instances of the deployment in the pool (1 co-located)
 	Model     profiles.ModelSpec
 	Hardware  profiles.Hardware
-	Tables    *profiles.Tables
+	Tables    *profiles.Tables // embedded: GEMM/attention rows undecoded (profiles.LazyTablesFor; read with EachGemm...)
 	Engine    engine.Config
 	Capture   []int // CUDA-graph capture sizes (nil = eager)
 	Memory    predictor.MemoryPlan
@@ -355,10 +355,18 @@ func defaultTables(hw profiles.Hardware, version string, top *profiles.Tables, c
 		n := predictor.TablesNeed(*cfg)
 		need = &n
 	}
-	t, err := profiles.TablesForNeed(hw.Name, version, need)
+	tablesFor := profiles.TablesForNeed
+	if need != nil && top == nil && kind != predictor.PredictorRegression {
+		// Only the predictor reads them: its grids are built from the
+		// rows form, without decoding the GEMM and attention rows.
+		tablesFor = func(hw, version string, need *profiles.Need) (*profiles.Tables, error) {
+			return profiles.LazyTablesFor(hw, version, *need)
+		}
+	}
+	t, err := tablesFor(hw.Name, version, need)
 	if err != nil && version != "" && top != nil {
 		// The folder may hold a version the binary does not embed.
-		t, err = profiles.TablesForNeed(hw.Name, "", need)
+		t, err = tablesFor(hw.Name, "", need)
 	}
 	if err != nil && version != "" {
 		return nil, fmt.Errorf("vllm_version: %w", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"frontier/predictor"
+	"frontier/profiles"
 	"frontier/scenarios"
 )
 
@@ -78,12 +79,35 @@ func TestVLLMVersionPicksTables(t *testing.T) {
 	st, err := Resolve(sc)
 	require.NoError(t, err)
 	assert.Equal(t, "0.14.0", st.Tables.Version)
-	assert.Len(t, st.Tables.Gemm, 9240)
+	assert.Equal(t, 9240, gemmRows(t, st.Tables))
 	sc.VLLMVersion = "0.24.0"
 	st, err = Resolve(sc)
 	require.NoError(t, err)
 	assert.Equal(t, "0.24.0", st.Tables.Version)
-	assert.Len(t, st.Tables.Gemm, 35742, "vLLM 0.24.0's bfloat16 GEMM rows (0.14.0 has 9,240)")
+	assert.Equal(t, 35742, gemmRows(t, st.Tables), "vLLM 0.24.0's bfloat16 GEMM rows (0.14.0 has 9,240)")
+}
+
+// gemmRows counts t's GEMM rows, decoded or not (profiles.LazyTablesFor).
+func gemmRows(t *testing.T, tb *profiles.Tables) int {
+	n := 0
+	require.NoError(t, tb.EachGemm(func(*profiles.GemmRow) { n++ }))
+	return n
+}
+
+// A deployment on the embedded tables keeps their GEMM and attention
+// rows in the rows form (its predictor's grids are built from it); one
+// on --profile-dir tables, or the regression predictor, decodes them.
+func TestDeploymentTablesStayInRowsForm(t *testing.T) {
+	st, err := Resolve(defaultOn("h200-sxm"))
+	require.NoError(t, err)
+	assert.Nil(t, st.Tables.Gemm)
+	assert.Nil(t, st.Tables.ContextAttn)
+	assert.Equal(t, 35742, gemmRows(t, st.Tables))
+	sc := defaultOn("h200-sxm")
+	sc.Predictor = predictor.PredictorRegression
+	st, err = Resolve(sc)
+	require.NoError(t, err)
+	assert.NotEmpty(t, st.Tables.Gemm)
 }
 
 // DeepSeek-V3 (published config values, fixtures/models): fp8 128×128
