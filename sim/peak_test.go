@@ -12,7 +12,7 @@ import (
 func peakRun(r0Fails bool) float64 {
 	const s = int64(1e9)
 	mk := func(send int64, chunks ...int64) *record {
-		r := &record{out: &RequestRecord{}}
+		r := &record{recordHead: recordHead{out: &RequestRecord{}}}
 		r.out.SendNs = send
 		r.chunks = chunks
 		return r
@@ -68,7 +68,7 @@ func TestPeakInARun(t *testing.T) {
 func TestPeakSparseSeconds(t *testing.T) {
 	var p peakTokens
 	late := int64(116e15)
-	r := &record{out: &RequestRecord{}, chunks: []int64{0, late, late + 1}}
+	r := &record{recordHead: recordHead{out: &RequestRecord{}, chunks: []int64{0, late, late + 1}}}
 	p.send(r)
 	r.done = true
 	p.end(r, false)

@@ -336,9 +336,9 @@ func (s *Sim) newRecord(p workload.Request) *record {
 		r = &s.slab[0]
 		s.slab = s.slab[1:]
 	}
-	req := r.req // its block and hash buffers serve again
-	*r = record{gen: r.gen, plan: p, req: req}
-	r.req.Reuse(engineRequest(&p))
+	r.recordHead = recordHead{gen: r.gen}
+	r.recordTail = recordTail{plan: p}
+	r.req.Reuse(engineRequest(&p)) // its block and hash buffers serve again
 	r.req.Data = r
 	if s.disagg != nil {
 		r.phase = phasePrefill
