@@ -87,30 +87,25 @@ func (x *hashIndex) deleteIf(h uint64, b int32) {
 }
 
 // hits appends to hit the blocks holding hs[0], hs[1], … up to the first
-// hash not present, and returns hit, how many of the blocks appended no
-// request holds (refCnt 0 in meta) and whether every hash was present.
-// It is get in a loop with no calls, so that the table, its mask and
-// the counts stay in registers: a prompt's lookups were 44 instructions
-// a block inside computedBlocks (BenchmarkSimulateCodegen).
-func (x *hashIndex) hits(hs []uint64, meta []blockMeta, hit []int32) ([]int32, int, bool) {
+// hash not present, and returns hit and whether every hash was present.
+// It is get in a loop with no calls, into a list grown once, so that the
+// table, its mask and the list stay in registers: a prompt's lookups
+// were 44 instructions a block inside computedBlocks
+// (BenchmarkSimulateCodegen).
+func (x *hashIndex) hits(hs []uint64, hit []int32) ([]int32, bool) {
 	n0 := len(hit)
 	hit = slices.Grow(hit, len(hs))[:n0+len(hs)]
-	out := hit[n0:] // room for every block: no append (and its spills) in the loop
+	out := hit[n0:]
 	slots, mask := x.slots, x.mask
-	free := 0
 	for j, h := range hs {
 		i := h & mask
 		for k := slots[i].key(); k != h; k = slots[i].key() {
 			if k == 0 {
-				return hit[:n0+j], free, false
+				return hit[:n0+j], false
 			}
 			i = (i + 1) & mask
 		}
-		b := slots[i].val
-		if meta[b].refCnt == 0 {
-			free++
-		}
-		out[j] = b
+		out[j] = slots[i].val
 	}
-	return hit, free, true
+	return hit, true
 }

@@ -69,12 +69,8 @@ type Scheduler struct {
 	numWaiting int
 	policy     Policy
 	arrivals   int64
-	// scratch holds computedBlocks' latest hit list, scratchFree how many
-	// of its blocks no request holds (refCnt 0), counted during the
-	// lookup so that allocate need not read the blocks again.
-	scratch     []int32
-	scratchFree int
-	co          cohort
+	scratch    []int32 // computedBlocks' hit list
+	co         cohort
 	// OnPreempt, when set, is called with each request preempted by
 	// recompute, as it happens (reports; nil costs nothing).
 	OnPreempt func(*Request)
@@ -365,10 +361,8 @@ func (s *Scheduler) emit(out *Step, r *Request, n int) {
 // computedBlocks returns the longest run of cached full blocks of r's
 // tokens, leaving at least one token to compute (kv_cache_manager.py
 // get_computed_blocks: max_cache_hit_length = num_tokens − 1). The list
-// lives in s.scratch (valid until the next call), the count of its free
-// blocks in s.scratchFree.
+// lives in s.scratch (valid until the next call).
 func (s *Scheduler) computedBlocks(r *Request) []int32 {
-	s.scratchFree = 0
 	if !s.cfg.EnablePrefixCaching {
 		return nil
 	}
@@ -382,31 +376,22 @@ func (s *Scheduler) computedBlocks(r *Request) []int32 {
 	if r.hashBS == bs && s.Pool.caching {
 		seeded = min(len(r.hashes), maxBlocks)
 	}
-	hit, free, all := s.Pool.cached.hits(r.hashes[:seeded], s.Pool.meta, s.scratch[:0])
-	if !all {
-		s.scratch, s.scratchFree = hit, free
-		return hit
-	}
-	meta := s.Pool.meta
-	for i := seeded; i < maxBlocks; i++ {
+	hit, all := s.Pool.cached.hits(r.hashes[:seeded], s.scratch[:0])
+	for i := seeded; i < maxBlocks && all; i++ {
 		b := s.Pool.Lookup(r.blockHash(i, bs))
 		if b < 0 {
 			break
 		}
-		if meta[b].refCnt == 0 {
-			free++
-		}
 		hit = append(hit, b)
 	}
-	s.scratch, s.scratchFree = hit, free
+	s.scratch = hit
 	return hit
 }
 
 // allocate reserves KV blocks for r to hold computed tokens (including
 // the cache-hit blocks hit) and n new tokens (kv_cache_manager.py
 // allocate_slots). It returns false, changing nothing, when the free pool
-// (cached-but-unused blocks count as free) cannot supply them. A non-empty
-// hit is computedBlocks' latest result (its free blocks: s.scratchFree).
+// (cached-but-unused blocks count as free) cannot supply them.
 func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	bs := s.cfg.BlockSize
 	total := computed + n
@@ -422,12 +407,20 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	if r.Blocks == nil {
 		r.Blocks = make([]int32, 0, r.blocksHint(bs))
 	}
-	evictable := 0
-	if len(hit) > 0 {
-		evictable = s.scratchFree
-	}
-	if need+evictable > s.Pool.NumFree() {
-		return false
+	// The hit blocks no request holds leave the free pool: the check
+	// need + evictable ≤ free needs their count only when the bound
+	// evictable ≤ len(hit) does not already settle it (a pool with room,
+	// the common case, skips a pass over the hit blocks).
+	if free := s.Pool.NumFree(); need+len(hit) > free {
+		evictable := 0
+		for _, b := range hit {
+			if s.Pool.meta[b].refCnt == 0 {
+				evictable++
+			}
+		}
+		if need+evictable > free {
+			return false
+		}
 	}
 	if len(hit) > 0 {
 		s.Pool.Touch(hit)
