@@ -319,9 +319,9 @@ func parseRows[T any](data []byte, keep func(key string) bool) (*rowsPart, error
 				}
 			} else {
 				c.nums = make([]uint64, n, max(n, 256)) // fillColumn indexes 256 by a byte
-				for i := range c.nums {
-					if b := r.take(8); b != nil {
-						c.nums[i] = binary.LittleEndian.Uint64(b)
+				if b := r.take(8 * n); b != nil {
+					for i := range c.nums {
+						c.nums[i] = binary.LittleEndian.Uint64(b[8*i:])
 					}
 				}
 			}

@@ -49,6 +49,9 @@ func (t *Tables) GemmGrid(dtype string) (g GemmGrid, ok bool, err error) {
 	cols := []*rowsColumn{m, n, k, lat, dt}
 	if slices.Equal(part.keys, []string{dtype}) {
 		cols = cols[:4] // the partition is the dtype: every row is one
+		if m.width == 1 && n.width == 1 && k.width == 1 && lat.width == 8 {
+			return gemmGridBytes(p.sel, m, n, k, lat)
+		}
 	}
 	of := func(v [][]uint64, j int) bool { return len(v) == 4 || v[4][j] == want }
 	// The dictionary entries the dtype's rows use, then each one's place
@@ -83,6 +86,44 @@ func (t *Tables) GemmGrid(dtype string) (g GemmGrid, ok bool, err error) {
 		return g, false, fmt.Errorf("embedded tables %s: %w", part.file, err)
 	}
 	return g, true, nil
+}
+
+// gemmGridBytes is GemmGrid where every selected row is of the dtype
+// and m, n and k are 1-byte dictionary indices, latency raw bits (every
+// embedded GEMM table): two loops over the rows reading the columns in
+// place, no buffer; 256-entry tables take any byte, and one past a
+// dictionary is refused after the first loop.
+func gemmGridBytes(sel []int32, m, n, k, lat *rowsColumn) (g GemmGrid, ok bool, err error) {
+	cm, cn, ck, cl := m.col, n.col, k.col, lat.col
+	var usedM, usedN, usedK [256]bool
+	for _, i := range sel {
+		usedM[cm[i]], usedN[cn[i]], usedK[ck[i]] = true, true, true
+	}
+	if slices.Contains(usedM[len(m.nums):], true) || slices.Contains(usedN[len(n.nums):], true) || slices.Contains(usedK[len(k.nums):], true) {
+		return g, false, errors.New("corrupt rows file (index out of range)")
+	}
+	var atM, atN, atK [256]int
+	g.M = bytesAxis(m.nums, &usedM, &atM)
+	g.N = bytesAxis(n.nums, &usedN, &atN)
+	g.K = bytesAxis(k.nums, &usedK, &atK)
+	g.LatencyMs = make([]float64, len(g.M)*len(g.N)*len(g.K))
+	for i := range g.LatencyMs {
+		g.LatencyMs[i] = math.NaN()
+	}
+	nn, nk := len(g.N), len(g.K)
+	for _, i := range sel {
+		if ms := math.Float64frombits(binary.LittleEndian.Uint64(cl[8*int(i):])); ms > 0 {
+			g.LatencyMs[(atM[cm[i]]*nn+atN[cn[i]])*nk+atK[ck[i]]] = ms
+		}
+	}
+	return g, true, nil
+}
+
+// bytesAxis is dictAxis for a 1-byte column, its indices in at.
+func bytesAxis(dict []uint64, used *[256]bool, at *[256]int) []float64 {
+	vals, idx := dictAxis(dict, used[:len(dict)])
+	copy(at[:], idx)
+	return vals
 }
 
 // dictAxis is the ascending distinct values (int64 bits in dict) that
@@ -207,17 +248,29 @@ func (c *rowsColumn) decode(sel []int32, out []uint64, index bool) bool {
 		for j := range out {
 			out[j] = v
 		}
-	case c.width == 1:
+	case c.width == 1 && index:
 		for j, i := range sel {
 			k := col[i]
 			top = max(top, int(k))
 			out[j] = uint64(k)
 		}
+	case c.width == 1:
+		dict := (*[256]uint64)(nums[:256]) // parseRows gives it room
+		for j, i := range sel {
+			k := col[i]
+			top = max(top, int(k))
+			out[j] = dict[k]
+		}
 	case c.width == 2:
 		for j, i := range sel {
-			k := binary.LittleEndian.Uint16(col[2*int(i):])
-			top = max(top, int(k))
+			k := int(binary.LittleEndian.Uint16(col[2*int(i):]))
+			if k >= n {
+				return false
+			}
 			out[j] = uint64(k)
+			if !index {
+				out[j] = nums[k]
+			}
 		}
 	default:
 		for j, i := range sel {
@@ -225,13 +278,5 @@ func (c *rowsColumn) decode(sel []int32, out []uint64, index bool) bool {
 		}
 		return !index
 	}
-	if top >= n {
-		return false
-	}
-	if !index && c.width != 0 {
-		for j, k := range out {
-			out[j] = nums[k]
-		}
-	}
-	return true
+	return top < n
 }

@@ -65,6 +65,11 @@ func TestLazyRowsRefuseABadIndex(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, GemmGrid{M: []float64{1, 2}, N: []float64{2}, K: []float64{3}, LatencyMs: []float64{0.5, 0.7}}, g)
 	assert.Equal(t, rows[:2], collect(t, tb.EachGemm))
+	every := &Tables{lazy: &lazyRows{gemm: &lazyPart{file: good}}}
+	g2, ok, err := every.GemmGrid("bfloat16")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, g, g2, "the same grid through the dtype column")
 
 	// The M column (width 1, a dictionary of 2) is the first after the
 	// key column: its row indices are bytes 0, 1, 0. Point one past it.
@@ -80,6 +85,9 @@ func TestLazyRowsRefuseABadIndex(t *testing.T) {
 	defer func() { delete(embeddedRows, file); delete(embeddedRows, good) }()
 	tb = &Tables{lazy: &lazyRows{gemm: &lazyPart{file: file, keys: []string{"bfloat16"}}}}
 	_, _, err = tb.GemmGrid("bfloat16")
-	assert.ErrorContains(t, err, "index out of range")
+	assert.ErrorContains(t, err, "index out of range", "1-byte columns of one dtype (gemmGridBytes)")
 	assert.ErrorContains(t, tb.EachGemm(func(*GemmRow) {}), "index out of range")
+	tb = &Tables{lazy: &lazyRows{gemm: &lazyPart{file: file}}} // every row: the dtype column read
+	_, _, err = tb.GemmGrid("bfloat16")
+	assert.ErrorContains(t, err, "index out of range")
 }
