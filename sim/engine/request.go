@@ -163,6 +163,18 @@ func (r *Request) shareable(i, bs int) bool {
 	return end <= r.PrefixTokens || end <= r.ReusedTokens || (end <= r.PromptTokens && !r.UniquePrompt)
 }
 
+// numShareable is how many of r's first full blocks are shareable: block
+// i is exactly when i < numShareable(bs), since shareable's condition,
+// (i + 1)·bs ≤ one of three token counts, holds for every block below a
+// shareable one.
+func (r *Request) numShareable(bs int) int {
+	limit := max(r.PrefixTokens, r.ReusedTokens)
+	if !r.UniquePrompt {
+		limit = max(limit, r.PromptTokens)
+	}
+	return limit / bs
+}
+
 // outputKey is the generated tokens' stream: OutputKey, or one unique to
 // the request.
 func (r *Request) outputKey() uint64 {

@@ -120,3 +120,38 @@ func TestInheritHashes(t *testing.T) {
 	other.InheritHashes(t1, 60)
 	assert.Equal(t, (&Request{PromptTokens: 85, Segments: other.Segments}).blockHash(1, 32), other.blockHash(1, 32), "block size 32 recomputes")
 }
+
+// TestNumShareableIsShareablesBound checks that block i is shareable
+// exactly when i < numShareable, which cacheFull's bounded loop relies
+// on: every combination of prefix, reused and prompt lengths around the
+// block boundaries, unique prompt or not.
+func TestNumShareableIsShareablesBound(t *testing.T) {
+	const bs = 16
+	lens := []int{0, 1, 15, 16, 17, 31, 32, 33, 100, 592}
+	for _, prefix := range lens {
+		for _, reused := range lens {
+			for _, prompt := range lens {
+				for _, unique := range []bool{false, true} {
+					r := &Request{PrefixTokens: prefix, ReusedTokens: reused, PromptTokens: prompt, UniquePrompt: unique}
+					n := r.numShareable(bs)
+					for i := 0; i < 50; i++ {
+						if r.shareable(i, bs) != (i < n) {
+							t.Fatalf("prefix %d reused %d prompt %d unique %v: block %d shareable %v, numShareable %d",
+								prefix, reused, prompt, unique, i, r.shareable(i, bs), n)
+						}
+					}
+				}
+			}
+		}
+	}
+	// A hand-worked case: a 592-token repeated prompt with a 100-token
+	// shared prefix shares its 37 full blocks; unique, only the prefix's 6.
+	r := &Request{PrefixTokens: 100, PromptTokens: 592}
+	if got := r.numShareable(bs); got != 37 {
+		t.Fatalf("repeated prompt: %d shareable blocks, want 37", got)
+	}
+	r.UniquePrompt = true
+	if got := r.numShareable(bs); got != 6 {
+		t.Fatalf("unique prompt: %d shareable blocks, want 6", got)
+	}
+}
