@@ -56,7 +56,8 @@ func (t *Tables) GemmGrid(dtype string) (g GemmGrid, ok bool, err error) {
 	of := func(v [][]uint64, j int) bool { return len(v) == 4 || v[4][j] == want }
 	// The dictionary entries the dtype's rows use, then each one's place
 	// on its axis.
-	usedM, usedN, usedK := make([]bool, len(m.nums)), make([]bool, len(n.nums)), make([]bool, len(k.nums))
+	dm, dn, dk := m.numbers(), n.numbers(), k.numbers()
+	usedM, usedN, usedK := make([]bool, len(dm)), make([]bool, len(dn)), make([]bool, len(dk))
 	err = p.chunks(cols, 0b10111, func(v [][]uint64) {
 		for j := range v[0] {
 			if of(v, j) {
@@ -68,9 +69,9 @@ func (t *Tables) GemmGrid(dtype string) (g GemmGrid, ok bool, err error) {
 		return g, false, fmt.Errorf("embedded tables %s: %w", part.file, err)
 	}
 	var atM, atN, atK []int
-	g.M, atM = dictAxis(m.nums, usedM)
-	g.N, atN = dictAxis(n.nums, usedN)
-	g.K, atK = dictAxis(k.nums, usedK)
+	g.M, atM = dictAxis(dm, usedM)
+	g.N, atN = dictAxis(dn, usedN)
+	g.K, atK = dictAxis(dk, usedK)
 	g.LatencyMs = make([]float64, len(g.M)*len(g.N)*len(g.K))
 	for i := range g.LatencyMs {
 		g.LatencyMs[i] = math.NaN()
@@ -233,10 +234,7 @@ func (p *rowsPart) column(name string) *rowsColumn {
 // indices; a raw column has none) into out (len(sel) long), one loop per
 // width; false when an index is past the dictionary.
 func (c *rowsColumn) decode(sel []int32, out []uint64, index bool) bool {
-	col, nums, n := c.col, c.nums, len(c.nums) // locals: out's stores cannot move them
-	if c.field.kind == kindString {
-		n = len(c.strs)
-	}
+	col, nums, raw, n := c.col, c.nums, c.raw, c.size() // locals: out's stores cannot move them
 	out = out[:len(sel)]
 	top := 0 // the largest index read
 	switch {
@@ -269,7 +267,7 @@ func (c *rowsColumn) decode(sel []int32, out []uint64, index bool) bool {
 			}
 			out[j] = uint64(k)
 			if !index {
-				out[j] = nums[k]
+				out[j] = binary.LittleEndian.Uint64(raw[8*k:])
 			}
 		}
 	default:
@@ -279,4 +277,27 @@ func (c *rowsColumn) decode(sel []int32, out []uint64, index bool) bool {
 		return !index
 	}
 	return top < n
+}
+
+// size is how many values the column's dictionary holds.
+func (c *rowsColumn) size() int {
+	switch {
+	case c.field.kind == kindString:
+		return len(c.strs)
+	case c.raw != nil:
+		return len(c.raw) / 8
+	}
+	return len(c.nums)
+}
+
+// numbers is a number column's dictionary (a 2-byte one's copied out).
+func (c *rowsColumn) numbers() []uint64 {
+	if c.raw == nil {
+		return c.nums
+	}
+	out := make([]uint64, len(c.raw)/8)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(c.raw[8*i:])
+	}
+	return out
 }

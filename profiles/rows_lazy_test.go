@@ -91,3 +91,44 @@ func TestLazyRowsRefuseABadIndex(t *testing.T) {
 	_, _, err = tb.GemmGrid("bfloat16")
 	assert.ErrorContains(t, err, "index out of range")
 }
+
+// A 2-byte number column (its dictionary read in place: fillRaw,
+// rowsColumn.decode) reads every value, and refuses an index past its
+// dictionary, decoded into rows or read by GemmGrid.
+func TestRawDictionaryColumns(t *testing.T) {
+	var rows []GemmRow
+	for i := range 1200 { // 300 m values: a 2-byte column
+		rows = append(rows, GemmRow{Dtype: "bfloat16", M: int64(i%300 + 1), N: 8, K: 16, LatencyMs: float64(i%300+1) / 7})
+	}
+	data, err := encodeRows(rows, func(r *GemmRow) string { return r.Dtype })
+	require.NoError(t, err)
+	p, err := parseRows[GemmRow](data, nil)
+	require.NoError(t, err)
+	m := p.column("M")
+	require.Equal(t, 2, m.width)
+	require.Nil(t, m.nums)
+	require.Len(t, m.raw, 8*300)
+	got, err := decodeRows[GemmRow](data, nil)
+	require.NoError(t, err)
+	assert.Equal(t, rows, got)
+	good := "test/raw_gemm.rows"
+	embeddedRows[good] = string(data)
+	tb := &Tables{lazy: &lazyRows{gemm: &lazyPart{file: good}}}
+	g, ok, err := tb.GemmGrid("bfloat16")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Len(t, g.M, 300)
+	assert.Equal(t, []float64{1, 2, 3}, g.M[:3])
+	assert.Equal(t, 300.0/7, g.LatencyMs[299])
+
+	bad := []byte(string(data))
+	at := int(uintptr(unsafe.Pointer(&m.col[0])) - uintptr(unsafe.Pointer(&data[0])))
+	bad[at+2*5], bad[at+2*5+1] = 0xff, 0xff // row 5's m: index 65,535 of 300
+	_, err = decodeRows[GemmRow](bad, nil)
+	assert.ErrorContains(t, err, "index out of range")
+	file := "test/raw_bad_gemm.rows"
+	embeddedRows[file] = string(bad)
+	defer func() { delete(embeddedRows, file); delete(embeddedRows, good) }()
+	_, _, err = (&Tables{lazy: &lazyRows{gemm: &lazyPart{file: file}}}).GemmGrid("bfloat16")
+	assert.ErrorContains(t, err, "index out of range")
+}
