@@ -14,17 +14,18 @@ import (
 // contexts). Lookup interpolates log-log in x within each bracketing batch,
 // then geometrically in batch; beyond the largest batch, linearly in batch.
 //
-// A grid is built from its points on its first lookup: a table holds
-// dozens of head shapes and a model prices from one or two, so building
-// every grid up front was most of a short run's start-up. Predictors of
-// one Template share grids, so the build is safe for concurrent use. The
-// built grid is reached through data() only.
+// A grid is built from its points on its first lookup, and its points
+// read from the table then: a table holds dozens of head shapes and a
+// model prices from one or two, so building every grid up front was most
+// of a short run's start-up, and holding every shape's points took half
+// a megabyte. Predictors of one Template share grids, so the build is
+// safe for concurrent use. The built grid is reached through data() only.
 type grid2 struct{ lazy *gridData }
 
 type gridData struct {
 	once   sync.Once
-	points []point       // as measured, in table order
-	post   func(*series) // applied to each batch's series once built (nil: none)
+	points func() []point // as measured, in table order
+	post   func(*series)  // applied to each batch's series once built (nil: none)
 	batch  axis
 	rows   []series
 }
@@ -40,15 +41,16 @@ func (g grid2) data() *gridData {
 
 func (g *gridData) build() {
 	// By batch, each batch's points in table order.
-	sort.SliceStable(g.points, func(i, j int) bool { return g.points[i].batch < g.points[j].batch })
+	points := g.points()
+	sort.SliceStable(points, func(i, j int) bool { return points[i].batch < points[j].batch })
 	var bs []float64
-	for i := 0; i < len(g.points); {
-		b, k := g.points[i].batch, i
-		for k < len(g.points) && g.points[k].batch == b {
+	for i := 0; i < len(points); {
+		b, k := points[i].batch, i
+		for k < len(points) && points[k].batch == b {
 			k++
 		}
 		xs, ys := make([]float64, 0, k-i), make([]float64, 0, k-i)
-		for _, p := range g.points[i:k] {
+		for _, p := range points[i:k] {
 			xs, ys = append(xs, p.x), append(ys, p.y)
 		}
 		bs = append(bs, b)
@@ -132,17 +134,15 @@ type Attention struct {
 // dtype (bfloat16 or fp8), from bf16 attention rows.
 func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, error) {
 	a := &Attention{headDim: headDim, prefill: map[headKey]grid2{}, decode: map[headKey]grid2{}}
-	// Each head shape's rows; its grid is built on first use (grid2).
-	// Rows of the shapes interleave in the table: a first pass numbers
-	// each used row's shape and counts them, so that every shape's points
-	// are a slice, at its size, of one buffer: growing them by append
-	// cleared and copied ~1.3 MB for a Llama-8B start-up (a tenth of its
-	// page faults).
+	// Each head shape's rows; its grid is built on first use (grid2),
+	// from its points read then: a first pass finds the shapes and
+	// counts their rows, so that a shape's points are one slice at its
+	// size (growing them by append cleared and copied ~1.3 MB for a
+	// Llama-8B start-up, a tenth of its page faults).
 	build := func(each attnPoints, x0 int64, post func(*series), dst map[headKey]grid2) error {
 		var keys []headKey // shapes, in order of first use
 		var counts []int
 		index := map[headKey]int{} // keys' indices
-		var shape []int32          // each point's index in keys
 		last := -1
 		err := each(func(h, kv, _, _ int64, _ float64) {
 			// The table cycles through its shapes in one order: the shape
@@ -161,25 +161,22 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 				}
 				last = j
 			}
-			shape = append(shape, int32(last))
 			counts[last]++
 		})
-		if err != nil {
-			return err
-		}
-		buf := make([]point, len(shape))
-		data := make([]*gridData, len(keys))
 		for j, k := range keys {
-			data[j] = &gridData{post: post, points: buf[:0:counts[j]]}
-			dst[k] = grid2{data[j]}
-			buf = buf[counts[j]:]
+			n := counts[j]
+			dst[k] = grid2{&gridData{post: post, points: func() []point {
+				points := make([]point, 0, n)
+				// The first pass read these rows without an error.
+				_ = each(func(h, kv, batch, x int64, ms float64) {
+					if h == k.h && kv == k.kv {
+						points = append(points, point{float64(batch), float64(x + x0), ms})
+					}
+				})
+				return points
+			}}}
 		}
-		i := 0
-		return each(func(_, _, batch, x int64, ms float64) {
-			d := data[shape[i]]
-			d.points = append(d.points, point{float64(batch), float64(x + x0), ms})
-			i++
-		})
+		return err
 	}
 	// Longer prompts are not less efficient per query-key pair (see
 	// monotoneCost): so a one-shot prefill is never priced above the same

@@ -76,7 +76,7 @@ func TestLazyTablesBuildTheRowsGrids(t *testing.T) {
 					require.Equal(t, len(m[0]), len(m[1]), "%s %v shapes", hw, s)
 					for k, g := range m[0] {
 						require.Contains(t, m[1], k)
-						assert.Equal(t, g.lazy.points, m[1][k].lazy.points, "%s %v %v points", hw, s, k)
+						assert.Equal(t, g.lazy.points(), m[1][k].lazy.points(), "%s %v %v points", hw, s, k)
 						assert.Equal(t, g.lazy.post == nil, m[1][k].lazy.post == nil)
 					}
 				}
