@@ -27,6 +27,11 @@ import "frontier/predictor"
 //     decode context sum leaves the range its latest memoized price
 //     covers (predictor.Predictor.StepRange), about one step in four.
 //
+// Without a step sink (no record to write per step) the cycles are
+// taken in bulk instead (cohortBulk): ends, tokens and prices first, in
+// closed form while a price holds, then the scheduler's cycles in one
+// call (engine.Scheduler.AdvanceCohort).
+//
 // Async scheduling only (the next step is scheduled when a step starts);
 // the caller (launch) has just begun a step. Step by step
 // (Options.StepByStep) it does not run; TestStepByStepSameBytes and
@@ -37,6 +42,10 @@ func (c *Core) cohortRun(s *Sim) {
 	if !c.Async || !c.hasNext || n == 0 || len(cur.Items) != 0 || next.Cohort != n || len(next.Items) != 0 ||
 		cur.NumRunning != n || next.NumRunning != n || len(c.Sched.Cohort()) != n || s.err != nil ||
 		len(sc.segs) != 1 || sc.segs[0].to != n || sc.cycle != cur.CohortCycle()-1 {
+		return
+	}
+	if s.stepSink == nil {
+		c.cohortBulk(s)
 		return
 	}
 	pr, ranged := c.Pred.(rangePricer)
@@ -105,6 +114,112 @@ func (c *Core) cohortRun(s *Sim) {
 		}
 	}
 	s.itl.AddN(gap, gaps)
+}
+
+// cohortBulk is cohortRun without a step sink: the cycles' ends, tokens
+// and prices are worked out first, as far as they go within the cycles
+// the scheduler can take in bulk (engine.Scheduler.CohortSpan), then the
+// scheduler takes them in one call (AdvanceCohort: the due members'
+// block work, cycle by cycle) and the core and its stream are left as
+// the last cycle leaves them.
+func (c *Core) cohortBulk(s *Sim) {
+	span := c.Sched.CohortSpan()
+	cur, next, sc := c.cur, c.next, &c.stream
+	if span == 0 || len(c.Sched.Finishing(cur)) > 0 {
+		return
+	}
+	n := int64(cur.Cohort)
+	pr, ranged := c.Pred.(rangePricer)
+	var lo, hi int64 // the current price's context sums (none yet)
+	svc, delay := s.tokSvc, s.tokDelay
+	width := n * svc
+	horizon := min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
+	a := sc.segs[0].a
+	var free int64
+	if svc > 0 {
+		free = sc.api.free
+	}
+	var gap, gaps int64
+	start, cost, prevStart := c.stepStart, c.cost, c.stepStart
+	ctx := next.DecodeCtxSum // the next step's, then n more a step
+	k := 0
+	for k < span {
+		if w := cost.WallNs; a == start && ctx >= lo && ctx < hi && w >= max(width, 1) && (svc == 0 || free <= start+w) {
+			// In closed form, the steps while the price holds: each lasts
+			// w, its chunks start at its end, each gap is w. (A price
+			// holds for at most four steps: w·m cannot overflow.)
+			m := min(int64(span-k), (hi-1-ctx)/n+1)
+			if t := horizon - 1 - start; t < w*m {
+				m = max(t, 0) / w // (ends before the next event)
+			}
+			if t := sc.minRunEnd - 1 - width - delay - start; t < w*m {
+				m = max(t, 0) / w // (tokens before a new peak second)
+			}
+			if m > 0 {
+				if gap != w {
+					s.itl.AddN(gap, gaps)
+					gap, gaps = w, 0
+				}
+				gaps += m * n
+				prevStart, start = start+(m-1)*w, start+m*w
+				a, free = start, start+width
+				ctx += m * n
+				k += int(m)
+				continue
+			}
+		}
+		end := start + cost.WallNs
+		base := end
+		if svc > 0 {
+			base = max(free, end)
+		}
+		if end >= horizon || base+width+delay >= sc.minRunEnd || end-a < width-svc {
+			break // an event first, a new peak second, or a merge
+		}
+		if g := base - a; g != gap {
+			s.itl.AddN(gap, gaps)
+			gap, gaps = g, 0
+		}
+		gaps += n
+		a, free = base, base+width
+		prevStart, start = start, end
+		if ctx < lo || ctx >= hi {
+			c.batch.DecodeCtxSum = ctx
+			s.now = end // (checkStep's message)
+			if ranged {
+				cost, lo, hi = pr.StepRange(&c.batch, true)
+			} else {
+				cost = c.Pred.Step(&c.batch, true)
+			}
+			s.checkStep(c, cost.WallNs)
+		}
+		ctx += n
+		k++
+		if s.err != nil {
+			break
+		}
+	}
+	if k == 0 {
+		return
+	}
+	s.itl.AddN(gap, gaps)
+	if len(s.retired) > 0 {
+		s.reuse()
+	}
+	s.now = start
+	sc.segs[0].a = a
+	if svc > 0 {
+		sc.api.free = free
+	}
+	sc.cycle = cur.CohortCycle() + k - 1
+	s.macroSteps += int64(k)
+	s.kSteps += int64(k)
+	c.Steps += int64(k)
+	c.cur, c.next = c.Sched.AdvanceCohort(k)
+	c.cur.ScheduledNs, c.next.ScheduledNs = prevStart, start
+	c.stepStart, c.cost = start, cost
+	c.batch.DecodeCtxSum = c.cur.DecodeCtxSum
+	c.hasNext = true
 }
 
 // rangePricer is a Pricer that also tells over which decode context sums

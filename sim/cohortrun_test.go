@@ -16,7 +16,8 @@ import (
 // as stepping one by one: the codegen gate cell with the API server
 // streaming as calibrated, for free (svc 0, every step one chunk per
 // member) and saturated (chunks wait and merge, so the advance must stop
-// and start again), and the default scenario at three rates, each way
+// and start again), each with a step sink (the advance goes cycle by
+// cycle) and without (in bulk), and the default scenario at three rates, each way
 // (TestMacroStepEquivalence's random deployments run it too).
 func TestCohortRunEquivalence(t *testing.T) {
 	if testing.Short() {
@@ -36,6 +37,17 @@ func TestCohortRunEquivalence(t *testing.T) {
 		{"svc ×40", func(s *Sim) { s.tokSvc *= 40 }},
 		{"svc ×400", func(s *Sim) { s.tokSvc *= 400 }},
 	}
+	// Without a step sink the advance takes its cycles in bulk
+	// (cohortBulk); with one, cycle by cycle.
+	for _, tw := range tweaks[:len(tweaks):len(tweaks)] {
+		f := tw.f
+		tweaks = append(tweaks, tweak{tw.name + ", no step sink", func(s *Sim) {
+			if f != nil {
+				f(s)
+			}
+			s.stepSink = nil
+		}})
+	}
 	var kSteps int64
 	for _, tw := range tweaks {
 		want := runTweaked(t, codegen, true, false, tw.f)
@@ -43,7 +55,7 @@ func TestCohortRunEquivalence(t *testing.T) {
 		requireSameRun(t, "codegen "+tw.name, want, got)
 		require.Zero(t, want.kSteps)
 		kSteps += got.kSteps
-		if tw.f == nil {
+		if tw.name == "as calibrated" {
 			// Most of the run's steps are the same decode cycle between
 			// events: the advance ends more than half of them.
 			require.Greater(t, got.kSteps, int64(bytes.Count(got.steps, []byte("\n"))/2), tw.name)

@@ -16,7 +16,8 @@ import (
 // JSON, requests CSV, steps CSV, timeline and Prometheus metrics with
 // the macro-step as step by step (FRONTIER_STEP_BY_STEP=1). Without the
 // timeline and metrics (which observe the run) the decode cohort and its
-// k-step advance run instead: the same check, on the files left.
+// k-step advance run instead, cycle by cycle with the steps CSV and in
+// bulk without it: the same check, on the files left.
 func TestStepByStepSameBytes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs each scenario twice")
@@ -30,19 +31,30 @@ func TestStepByStepSameBytes(t *testing.T) {
 		"../../scenarios/examples/llama-3.1-8b-h200-chat-sessions.yaml",
 		"../../scenarios/gate/20260217-162547-llama-2-7b-tp1-roleplay.yaml",
 	} {
-		for _, observed := range []bool{true, false} {
-			sameBytesStepByStep(t, sc, observed, date)
+		for _, outputs := range []int{observedRun, stepsRun, bareRun} {
+			sameBytesStepByStep(t, sc, outputs, date)
 		}
 	}
 }
 
-// sameBytesStepByStep runs scenario sc both ways, with the timeline and
-// metrics files when observed, and requires the same bytes.
-func sameBytesStepByStep(t *testing.T, sc string, observed bool, date *regexp.Regexp) {
+// The outputs sameBytesStepByStep asks for: every file, the steps CSV
+// but no observer, neither.
+const (
+	observedRun = iota
+	stepsRun
+	bareRun
+)
+
+// sameBytesStepByStep runs scenario sc both ways, asking for outputs
+// (observedRun, stepsRun, bareRun), and requires the same bytes.
+func sameBytesStepByStep(t *testing.T, sc string, outputs int, date *regexp.Regexp) {
 	t.Helper()
 	files := map[bool]map[string][]byte{}
-	names := []string{"result.json", "requests.csv", "steps.csv"}
-	if observed {
+	names := []string{"result.json", "requests.csv"}
+	if outputs != bareRun {
+		names = append(names, "steps.csv")
+	}
+	if outputs == observedRun {
 		names = append(names, "timeline.csv", "metrics.prom")
 	}
 	for _, stepByStep := range []bool{true, false} {
@@ -53,9 +65,11 @@ func sameBytesStepByStep(t *testing.T, sc string, observed bool, date *regexp.Re
 			t.Setenv(stepByStepEnv, "")
 		}
 		args := []string{"simulate", "--quiet", "--scenario", sc, "--save-result",
-			"--result-filename", filepath.Join(dir, "result.json"), "--requests-csv", filepath.Join(dir, "requests.csv"),
-			"--steps-csv", filepath.Join(dir, "steps.csv")}
-		if observed {
+			"--result-filename", filepath.Join(dir, "result.json"), "--requests-csv", filepath.Join(dir, "requests.csv")}
+		if outputs != bareRun {
+			args = append(args, "--steps-csv", filepath.Join(dir, "steps.csv"))
+		}
+		if outputs == observedRun {
 			args = append(args, "--timeline", filepath.Join(dir, "timeline.csv"), "--metrics", filepath.Join(dir, "metrics.prom"))
 		}
 		out, errOut, err := run(t, args...)
@@ -69,6 +83,6 @@ func sameBytesStepByStep(t *testing.T, sc string, observed bool, date *regexp.Re
 		files[stepByStep] = got
 	}
 	for name, want := range files[true] {
-		assert.True(t, string(want) == string(files[false][name]), "%s (observed %v): %s differs with the macro-step", sc, observed, name)
+		assert.True(t, string(want) == string(files[false][name]), "%s (outputs %d): %s differs with the macro-step", sc, outputs, name)
 	}
 }

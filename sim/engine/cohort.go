@@ -207,6 +207,31 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 		*slot = list[:0]
 		return budget, false
 	}
+	s.dueWork(slot, list, j)
+	co.cycle = j
+	n := co.active
+	out.Cohort = n
+	out.cycle = j
+	out.NumTokens += n
+	out.NumDecode += n
+	out.NumSampled += n
+	out.DecodeCtxSum += int64(co.sumBase) + int64(n)*int64(j)
+	if co.nsteps == len(co.steps) {
+		panic("engine: more cohort steps in flight than a core runs") // a bug, not input
+	}
+	co.steps[co.nsteps] = out
+	co.nsteps++
+	return budget - n, true
+}
+
+// dueWork does the schedule of cycle j's work for its due members, list
+// (taken from *slot, materialized): in running order, a leaving member's
+// finish is noted, a member whose token starts or fills a block gets it
+// allocated or indexed, and each staying member is filed under its next
+// due cycle (which may be this slot again, a ring ahead).
+func (s *Scheduler) dueWork(slot *[]*Request, list []*Request, j int) {
+	co := &s.co
+	bs := s.cfg.BlockSize
 	if len(list) > 1 {
 		sortByIndex(list)
 	}
@@ -239,20 +264,6 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 	if *slot == nil {
 		*slot = list[:0]
 	}
-	co.cycle = j
-	n := co.active
-	out.Cohort = n
-	out.cycle = j
-	out.NumTokens += n
-	out.NumDecode += n
-	out.NumSampled += n
-	out.DecodeCtxSum += int64(co.sumBase) + int64(n)*int64(j)
-	if co.nsteps == len(co.steps) {
-		panic("engine: more cohort steps in flight than a core runs") // a bug, not input
-	}
-	co.steps[co.nsteps] = out
-	co.nsteps++
-	return budget - n, true
 }
 
 // sortByIndex sorts members by running order (insertion sort: a cycle's
