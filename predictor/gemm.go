@@ -139,7 +139,11 @@ func (g *Gemm) column(in, ik int) {
 	gr.ready[c].Store(true)
 }
 
-func (g *Gemm) idx(i, j, l int) int { return (i*len(g.n.v)+j)*len(g.k.v) + l }
+// idx is (m i, n j, k l)'s place in the grid: an (n, k) column's m
+// values are adjacent, so making a column ready touches a page or two of
+// lat and hole (with m outermost, its 74 values on H200 were 74 pages
+// apart, each faulted in).
+func (g *Gemm) idx(i, j, l int) int { return (j*len(g.k.v)+l)*len(g.m.v) + i }
 
 // Ms returns latency in milliseconds of an m×n×k GEMM.
 func (g *Gemm) Ms(m, n, k int) float64 {

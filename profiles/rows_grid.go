@@ -17,7 +17,7 @@ import (
 // predictor.NewGemm builds it from rows.
 type GemmGrid struct {
 	M, N, K []float64 // distinct m, n and k of the dtype's rows, ascending
-	// LatencyMs is by (im·len(N) + in)·len(K) + ik: the latency of the
+	// LatencyMs is by (in·len(K) + ik)·len(M) + im: the latency of the
 	// last row at that point with a positive latency, NaN where none.
 	LatencyMs []float64
 }
@@ -79,7 +79,7 @@ func (t *Tables) GemmGrid(dtype string) (g GemmGrid, ok bool, err error) {
 	err = p.chunks(cols, 0b10111, func(v [][]uint64) {
 		for j := range v[0] {
 			if ms := math.Float64frombits(v[3][j]); ms > 0 && of(v, j) {
-				g.LatencyMs[(atM[v[0][j]]*len(g.N)+atN[v[1][j]])*len(g.K)+atK[v[2][j]]] = ms
+				g.LatencyMs[(atN[v[1][j]]*len(g.K)+atK[v[2][j]])*len(g.M)+atM[v[0][j]]] = ms
 			}
 		}
 	})
@@ -111,10 +111,10 @@ func gemmGridBytes(sel []int32, m, n, k, lat *rowsColumn) (g GemmGrid, ok bool, 
 	for i := range g.LatencyMs {
 		g.LatencyMs[i] = math.NaN()
 	}
-	nn, nk := len(g.N), len(g.K)
+	nk, nm := len(g.K), len(g.M)
 	for _, i := range sel {
 		if ms := math.Float64frombits(binary.LittleEndian.Uint64(cl[8*int(i):])); ms > 0 {
-			g.LatencyMs[(atM[cm[i]]*nn+atN[cn[i]])*nk+atK[ck[i]]] = ms
+			g.LatencyMs[(atN[cn[i]]*nk+atK[ck[i]])*nm+atM[cm[i]]] = ms
 		}
 	}
 	return g, true, nil
