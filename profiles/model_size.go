@@ -70,12 +70,26 @@ func (m ModelSpec) moeNames() (block, router, shared string) {
 // of any supported model. The vision tower is VisionParams.
 func (m ModelSpec) Weights() []Weight { return m.weights(true) }
 
+// maxWeights bounds len(weights): a layer's attention 4 (MLA 7), 2
+// norms and an MLP of 3 (MoE: router, 2 expert tensors, 3 shared), then
+// embedding, final norm and LM head.
+func (m ModelSpec) maxWeights() int {
+	attn, mlp := 4, 3
+	if m.IsMLA() {
+		attn = 7
+	}
+	if m.NumExperts > 0 {
+		mlp = 6
+	}
+	return m.NumLayers*(attn+2+mlp) + 3
+}
+
 // weights is Weights; unnamed, a layer's weights keep their short names
 // ("self_attn.q_proj"), for callers that only count (checkSize): no
 // string built per weight.
 func (m ModelSpec) weights(named bool) []Weight {
 	h := int64(m.HiddenSize)
-	var ws []Weight
+	ws := make([]Weight, 0, m.maxWeights()) // listed several times a start-up: allocated once
 	add := func(layer int, name string, out, in, count int64, split Split, linear, expert bool) {
 		if out <= 0 || in <= 0 {
 			return

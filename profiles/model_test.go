@@ -187,3 +187,21 @@ func TestEmbeddedModelsAreTheSharedOnes(t *testing.T) {
 		assert.Equal(t, string(want), string(got), e.Name())
 	}
 }
+
+// maxWeights bounds a model's weight list (its capacity, so that the
+// list is never grown): dense, MoE with shared experts, MLA (DeepSeek-V2
+// and -V3), the vision model's language part.
+func TestMaxWeightsBoundsTheList(t *testing.T) {
+	models := KnownModels()
+	require.NotEmpty(t, models)
+	for _, id := range models {
+		m, err := LoadModel(id)
+		require.NoError(t, err)
+		ws := m.Weights()
+		assert.LessOrEqual(t, len(ws), m.maxWeights(), id)
+		assert.Equal(t, m.maxWeights(), cap(ws), id)
+	}
+	v3, err := LoadModel("../fixtures/models/deepseek-v3/config.json")
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(v3.Weights()), v3.maxWeights())
+}
