@@ -13,8 +13,15 @@ type Histogram struct {
 	n      int64
 	lastV  int64  // memo: consecutive samples often repeat (one decode step)
 	lastC  *int64 // lastV's count, in counts
-	sum    float64
-	sumSq  float64
+	// pend is how many of the latest samples, all lastV, are not yet in
+	// sum and sumSq: a run of equal samples (equal gaps of consecutive
+	// decode steps, added step by step) goes into the sums as one weighted
+	// add when the value changes or a sum is read (settle). The sums are
+	// those of adding each sample in turn: n additions of v to a sum, then
+	// m more, are n + m additions of v (addRepeated counts them exactly).
+	pend  int64
+	sum   float64
+	sumSq float64
 }
 
 // bucket is ⌊log2(v)·1024⌋ from the float's bits: the exponent and the
@@ -47,9 +54,7 @@ func (h *Histogram) addLast(ns int64) bool {
 	}
 	*h.lastC++
 	h.n++
-	v := float64(ns)
-	h.sum += v
-	h.sumSq += v * v
+	h.pend++
 	return true
 }
 
@@ -63,9 +68,9 @@ func (h *Histogram) AddN(ns, n int64) {
 		return
 	}
 	ns = max(ns, 1)
-	v := float64(ns)
 	if ns != h.lastV {
-		b := bucket(v)
+		h.settle()
+		b := bucket(float64(ns))
 		for len(h.counts) <= b {
 			h.counts = append(h.counts, make([]int64, len(h.counts)+1024)...)
 		}
@@ -73,6 +78,18 @@ func (h *Histogram) AddN(ns, n int64) {
 	}
 	*h.lastC += n
 	h.n += n
+	h.pend += n
+}
+
+// settle adds the pending samples (pend times lastV) to the sums, in
+// turn, as Add would have one by one.
+func (h *Histogram) settle() {
+	n := h.pend
+	if n <= 0 {
+		return
+	}
+	h.pend = 0
+	v := float64(h.lastV)
 	if n <= 4 {
 		for ; n > 0; n-- {
 			h.sum += v
@@ -151,6 +168,7 @@ func (h *Histogram) Mean() float64 {
 	if h.n == 0 {
 		return 0
 	}
+	h.settle()
 	return h.sum / float64(h.n)
 }
 
@@ -159,7 +177,7 @@ func (h *Histogram) Std() float64 {
 	if h.n == 0 {
 		return 0
 	}
-	m := h.Mean()
+	m := h.Mean() // (settles)
 	return math.Sqrt(math.Max(0, h.sumSq/float64(h.n)-m*m))
 }
 

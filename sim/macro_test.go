@@ -66,6 +66,7 @@ func runTweaked(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool, 
 		errText = res.Err.Error()
 	}
 	sum := Summarize(res.Requests, res.ITL, []float64{1, 10, 50, 90, 99, 99.9}, SLO{TTFTMs: 100, TPOTMs: 20})
+	res.ITL.settle() // (its sums, read below)
 	result, err := json.Marshal(struct {
 		Summary                                  BenchSummary
 		Latencies                                map[string]float64
