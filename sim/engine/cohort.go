@@ -236,13 +236,15 @@ func (s *Scheduler) dueWork(slot *[]*Request, list []*Request, j int) {
 		sortByIndex(list)
 	}
 	for _, r := range list {
-		fin := &co.finishing[r.coLast&1]
-		if j == r.coLast+1 {
-			*fin = append(*fin, r) // lag 1: it finishes at the sample of cycle j − 1
-			continue
-		}
-		if j == r.coLast && co.lag == 0 {
-			*fin = append(*fin, r)
+		if last := r.coLast; j >= last { // (j ≤ last + 1: a member is due by then)
+			fin := &co.finishing[last&1]
+			if j == last+1 {
+				*fin = append(*fin, r) // lag 1: it finishes at the sample of cycle j − 1
+				continue
+			}
+			if co.lag == 0 {
+				*fin = append(*fin, r)
+			}
 		}
 		if r.NumComputed+1 > len(r.Blocks)*bs || r.NumTokens() >= (r.numHashed+1)*bs {
 			if !s.allocDecode(r, r.NumComputed) {
