@@ -151,7 +151,7 @@ func (s *Sim) streamBulk(c *Core, members []*engine.Request, kept, j int, base i
 			next = appendSeg(next, seg{cut, g.to, g.a})
 		}
 	}
-	if served > 0 {
+	if served > 0 && svc > 0 { // free streaming (svc 0) never occupies the server
 		sc.api.free = base + served*svc // the joiners' tokens follow one by one
 	}
 	for k := kept; k < len(members); k++ {
