@@ -87,14 +87,26 @@ func NewGemm(rows []profiles.GemmRow, dtype string) (*Gemm, error) {
 
 // gemmFrom is NewGemm(t.Gemm, dtype), built from the rows form of a
 // profiles.LazyTablesFor set (Tables.GemmGrid: the same axes and grid,
-// no GemmRow decoded) where t holds it.
+// no GemmRow decoded) where t holds it; where GemmGrid cannot read that
+// form (columns stored raw), from dtype's rows collected by t.EachGemm.
 func gemmFrom(t *profiles.Tables, dtype string) (*Gemm, error) {
 	gg, ok, err := t.GemmGrid(dtype)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return NewGemm(t.Gemm, dtype)
+	if !ok { // decoded rows, or a lazy set whose m/n/k columns are not dictionaries
+		rows := t.Gemm
+		if rows == nil {
+			err := t.EachGemm(func(r *profiles.GemmRow) {
+				if r.Dtype == dtype {
+					rows = append(rows, *r)
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return NewGemm(rows, dtype)
 	}
 	if len(gg.M) == 0 {
 		return nil, fmt.Errorf("gemm table has no %s rows", dtype)

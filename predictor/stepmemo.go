@@ -134,7 +134,7 @@ func (p *Predictor) remembered(b *Batch, t int) bool {
 	return true
 }
 
-// StepRange is Step, and the decode context sums [lo, hi) over which a
+// StepRange is Step, and the decode context sums [lo, hi) (tokens) over which a
 // batch equal to b in everything else is priced the same by Step with
 // nothing else done (the latest memoized price's range, while no other
 // batch is priced); lo = hi = 0 when none. The k-step advance

@@ -16,7 +16,7 @@ import (
 // GemmGrid is the GEMM rows of one dtype on their (m, n, k) grid, as
 // predictor.NewGemm builds it from rows.
 type GemmGrid struct {
-	M, N, K []float64 // distinct m, n and k of the dtype's rows, ascending
+	M, N, K []float64 // distinct m, n and k of the dtype's rows, ascending (GEMM dimensions, elements; aiconfigurator's gemm_perf table)
 	// LatencyMs is by (in·len(K) + ik)·len(M) + im: the latency of the
 	// last row at that point with a positive latency, NaN where none.
 	LatencyMs []float64
@@ -24,8 +24,9 @@ type GemmGrid struct {
 
 // GemmGrid is dtype's GEMM grid read from a LazyTablesFor set's rows
 // form; ok is false when t holds its GEMM rows decoded (Gemm) or their
-// columns are not dictionaries: build it from the rows then. A dtype
-// without rows gives empty axes.
+// m/n/k columns are not dictionaries: build it from the rows then
+// (t.EachGemm reads them in either form). A dtype without rows gives
+// empty axes.
 func (t *Tables) GemmGrid(dtype string) (g GemmGrid, ok bool, err error) {
 	if t.lazy == nil || t.lazy.gemm == nil {
 		return g, false, nil

@@ -23,7 +23,7 @@ type Deployment struct {
 	Instances int    // instances of the deployment in the pool (1 co-located)
 	Model     profiles.ModelSpec
 	Hardware  profiles.Hardware
-	Tables    *profiles.Tables // embedded: GEMM/attention rows undecoded (profiles.LazyTablesFor; read with EachGemm...)
+	Tables    *profiles.Tables // nil Gemm/ContextAttn/GenerationAttn when built by profiles.LazyTablesFor (embedded tables, no --profile-dir, not the regression predictor); read rows with EachGemm/EachContextAttn/EachGenerationAttn
 	Engine    engine.Config
 	Capture   []int // CUDA-graph capture sizes (nil = eager)
 	Memory    predictor.MemoryPlan
@@ -348,7 +348,10 @@ func maxModelLen(m profiles.ModelSpec, user int, path string) (int, error) {
 // (regression: RegressionTables): only the rows a predictor for cfg reads
 // (predictor.TablesNeed), or every row when cfg is nil. The regression
 // fits each series on its own, so it fits the rows it keeps as it would
-// among every row.
+// among every row. With cfg set, no top and not the regression predictor
+// it is a profiles.LazyTablesFor set: the GEMM and attention rows stay
+// undecoded (Gemm, ContextAttn, GenerationAttn nil; read them with the
+// Tables' Each methods).
 func defaultTables(hw profiles.Hardware, version string, top *profiles.Tables, cfg *predictor.Config, kind string) (*profiles.Tables, error) {
 	var need *profiles.Need
 	if cfg != nil {

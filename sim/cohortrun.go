@@ -34,8 +34,9 @@ import "frontier/predictor"
 //
 // Async scheduling only (the next step is scheduled when a step starts);
 // the caller (launch) has just begun a step. Step by step
-// (Options.StepByStep) it does not run; TestStepByStepSameBytes and
-// TestMacroStepEquivalence compare every output byte of the two.
+// (Options.StepByStep) it does not run; TestCohortRunEquivalence,
+// TestStepByStepSameBytes and TestMacroStepEquivalence compare every
+// output byte of the two.
 func (c *Core) cohortRun(s *Sim) {
 	cur, next, sc := c.cur, c.next, &c.stream
 	n := cur.Cohort

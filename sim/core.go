@@ -86,8 +86,9 @@ func (c *Core) kick(s *Sim) {
 
 // launch starts the next step at s.now: the pre-scheduled batch when
 // there is one, else a batch scheduled now. The decode macro-step may
-// then run the steps that follow inline (macro.go); when it ends one of
-// them and the next needs a full schedule, launch starts that one.
+// then run the steps that follow inline (macro.go), or the cohort's
+// k-step advance (cohortrun.go); when it ends one of them and the next
+// needs a full schedule, launch starts that one.
 //
 // A step that ends before every queued event is ended here, not queued:
 // the event loop would pop its end next and do nothing else first

@@ -163,7 +163,8 @@ func addRepeated(s, v float64, n int64) float64 {
 // Count is the number of samples.
 func (h *Histogram) Count() int64 { return h.n }
 
-// Mean is the exact mean, ns.
+// Mean is the exact mean, ns. It settles a pending run of equal samples
+// into the sums (h changes): not safe for concurrent reads.
 func (h *Histogram) Mean() float64 {
 	if h.n == 0 {
 		return 0
@@ -172,7 +173,8 @@ func (h *Histogram) Mean() float64 {
 	return h.sum / float64(h.n)
 }
 
-// Std is the exact population standard deviation, ns.
+// Std is the exact population standard deviation, ns; like Mean it
+// settles pending samples.
 func (h *Histogram) Std() float64 {
 	if h.n == 0 {
 		return 0

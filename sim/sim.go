@@ -92,10 +92,11 @@ type Options struct {
 	// Progress, when set, is called every 1,000 finished requests and at
 	// the end with (finished, total).
 	Progress func(done, total int)
-	// StepByStep turns the decode cohort (cohort.go, engine/cohort.go)
-	// and the macro-step (macro.go) off: every step schedules, prices and
-	// streams each request itself. The outputs are the same, only slower;
-	// TestMacroStepEquivalence compares the two.
+	// StepByStep turns the decode cohort (cohort.go, engine/cohort.go),
+	// its k-step advance (cohortrun.go) and the macro-step (macro.go) off:
+	// every step schedules, prices and streams each request itself. The
+	// outputs are the same, only slower; TestMacroStepEquivalence and
+	// TestCohortRunEquivalence compare the two.
 	StepByStep bool
 	// Observer, when set, sees the run as it happens (sim/report).
 	Observer Observer
