@@ -59,6 +59,8 @@ type aicFile struct {
 	// that part up to its values (parsedPart's memo, as decode's).
 	keep  func(t *Tables, name string, need *Need) error
 	parse func(name string, need *Need)
+	// need is aic's: the partition keys a Need takes (nil: every row).
+	need func(*Need) []string
 }
 
 // aicFiles are the tables read from an aiconfigurator system folder, in
@@ -68,13 +70,13 @@ var aicFiles = []aicFile{
 		func(r *GemmRow) string { return r.Dtype },
 		func(n *Need) []string { return n.GemmDtypes },
 		func(t *Tables) *[]GemmRow { return &t.Gemm }),
-		func(n *Need) []string { return n.GemmDtypes }, func(l *lazyRows) **lazyPart { return &l.gemm }),
+		func(l *lazyRows) **lazyPart { return &l.gemm }),
 	lazily[AttnRow](aic("attention", "vllm", "context_attention_perf", contextAttnSpec, attnRowKey, attnNeed,
 		func(t *Tables) *[]AttnRow { return &t.ContextAttn }),
-		attnNeed, func(l *lazyRows) **lazyPart { return &l.context }),
+		func(l *lazyRows) **lazyPart { return &l.context }),
 	lazily[AttnRow](aic("attention", "vllm", "generation_attention_perf", generationAttnSpec, attnRowKey, attnNeed,
 		func(t *Tables) *[]AttnRow { return &t.GenerationAttn }),
-		attnNeed, func(l *lazyRows) **lazyPart { return &l.generation }),
+		func(l *lazyRows) **lazyPart { return &l.generation }),
 	aic("moe", "vllm", "moe_perf", moeSpec,
 		func(r *MoERow) string { return r.Dtype },
 		func(n *Need) []string { return n.MoEDtypes },
@@ -127,7 +129,7 @@ func aic[T any](family, framework, name string, spec tableSpec[T], key func(*T) 
 		}
 	}
 	return aicFile{
-		family: family, framework: framework, name: name,
+		family: family, framework: framework, name: name, need: need,
 		parquet: func(t *Tables, show string, data []byte) error {
 			rows, err := readTable(show, data, spec)
 			add(t, rows)
@@ -157,8 +159,9 @@ func aic[T any](family, framework, name string, spec tableSpec[T], key func(*T) 
 	}
 }
 
-// lazily is f (of rows T, selected by need) with a LazyTablesFor slot.
-func lazily[T any](f aicFile, need func(*Need) []string, slot lazySlot) aicFile {
+// lazily is f (of rows T, selected by f.need) with a LazyTablesFor slot.
+func lazily[T any](f aicFile, slot lazySlot) aicFile {
+	need := f.need
 	f.parse = func(file string, n *Need) {
 		if keys, ok := partKeys(n, need); ok {
 			parsedPart[T](file, keys)

@@ -49,7 +49,6 @@ func (c *Core) cohortRun(s *Sim) {
 		c.cohortBulk(s)
 		return
 	}
-	pr, ranged := c.Pred.(rangePricer)
 	var lo, hi int64 // the current price's context sums (none yet)
 	svc, delay := s.tokSvc, s.tokDelay
 	span := int64(n) * svc
@@ -95,13 +94,7 @@ func (c *Core) cohortRun(s *Sim) {
 		cur, next = c.cur, c.next
 		c.stepStart = end
 		if ctx := cur.DecodeCtxSum; ctx < lo || ctx >= hi {
-			c.batch.DecodeCtxSum = ctx
-			if ranged {
-				c.cost, lo, hi = pr.StepRange(&c.batch, true)
-			} else {
-				c.cost = c.Pred.Step(&c.batch, true)
-			}
-			s.checkStep(c, c.cost.WallNs)
+			c.cost, lo, hi = c.reprice(s, ctx)
 		}
 		c.Steps++
 		ok := c.Sched.CohortCycle(next)
@@ -130,7 +123,6 @@ func (c *Core) cohortBulk(s *Sim) {
 		return
 	}
 	n := int64(cur.Cohort)
-	pr, ranged := c.Pred.(rangePricer)
 	var lo, hi int64 // the current price's context sums (none yet)
 	svc, delay := s.tokSvc, s.tokDelay
 	width := n * svc
@@ -185,14 +177,8 @@ func (c *Core) cohortBulk(s *Sim) {
 		a, free = base, base+width
 		prevStart, start = start, end
 		if ctx < lo || ctx >= hi {
-			c.batch.DecodeCtxSum = ctx
 			s.now = end // (checkStep's message)
-			if ranged {
-				cost, lo, hi = pr.StepRange(&c.batch, true)
-			} else {
-				cost = c.Pred.Step(&c.batch, true)
-			}
-			s.checkStep(c, cost.WallNs)
+			cost, lo, hi = c.reprice(s, ctx)
 		}
 		ctx += n
 		k++
@@ -221,6 +207,21 @@ func (c *Core) cohortBulk(s *Sim) {
 	c.stepStart, c.cost = start, cost
 	c.batch.DecodeCtxSum = c.cur.DecodeCtxSum
 	c.hasNext = true
+}
+
+// reprice prices the cohort's decode step (c.batch) at decode context
+// sum ctx, tokens, and checks its wall time (Sim.checkStep): the price
+// and the context sums [lo, hi) over which it holds, lo = hi = 0 from a
+// pricer that cannot tell (every step is priced then).
+func (c *Core) reprice(s *Sim, ctx int64) (cost predictor.StepTime, lo, hi int64) {
+	c.batch.DecodeCtxSum = ctx
+	if pr, ok := c.Pred.(rangePricer); ok {
+		cost, lo, hi = pr.StepRange(&c.batch, true)
+	} else {
+		cost = c.Pred.Step(&c.batch, true)
+	}
+	s.checkStep(c, cost.WallNs)
+	return cost, lo, hi
 }
 
 // rangePricer is a Pricer that also tells over which decode context sums

@@ -396,8 +396,7 @@ func (s *Scheduler) Dissolve() {
 // steps so: a due member costs its block work, any other member nothing.
 func (s *Scheduler) CohortCycle(out *Step) bool {
 	co := &s.co
-	if co.n == 0 || co.n != len(s.running) || co.active != co.n || co.n > s.cfg.MaxNumBatchedTokens ||
-		(s.numWaiting > 0 && co.n < s.cfg.MaxNumSeqs) || co.nsteps == len(co.steps) {
+	if !s.cohortWhole() || co.nsteps == len(co.steps) {
 		return false
 	}
 	j := co.cycle + 1

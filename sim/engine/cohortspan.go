@@ -5,6 +5,17 @@ package engine
 // step record is asked for (CohortCycle serves it cycle by cycle when
 // one is).
 
+// cohortWhole tells whether the cohort is the whole schedule a cycle
+// would make: it has members, they are the whole running list and all
+// active, their one token each fits the token budget, and no waiting
+// request could be admitted beside them (a seat is free only below
+// max_num_seqs). CohortCycle and CohortSpan start from it.
+func (s *Scheduler) cohortWhole() bool {
+	n := s.co.n
+	return n > 0 && n == len(s.running) && s.co.active == n && n <= s.cfg.MaxNumBatchedTokens &&
+		(s.numWaiting == 0 || n >= s.cfg.MaxNumSeqs)
+}
+
 // CohortSpan is how many cycles after the latest scheduled the cohort
 // can be advanced in bulk (AdvanceCohort) with each cycle's schedule
 // exactly what Schedule would make of it: the members are the whole
@@ -17,11 +28,10 @@ package engine
 // none.
 func (s *Scheduler) CohortSpan() int {
 	co := &s.co
-	n := co.n
-	if n == 0 || n != len(s.running) || co.active != n || n > s.cfg.MaxNumBatchedTokens ||
-		(s.numWaiting > 0 && n < s.cfg.MaxNumSeqs) || co.nsteps != 2 || co.lag != 1 {
+	if !s.cohortWhole() || co.nsteps != 2 || co.lag != 1 {
 		return 0
 	}
+	n := co.n
 	last := s.running[0].coLast
 	for _, r := range s.running[1:] {
 		last = min(last, r.coLast)
