@@ -67,6 +67,9 @@ func SeriesFits(t *profiles.Tables, hw profiles.Hardware) ([]*LogLinear, error) 
 }
 
 func buildRegressed(t *profiles.Tables, hw profiles.Hardware) (*profiles.Tables, []*LogLinear, error) {
+	if t.Lazy() { // its fits read t.Gemm and the attention rows
+		panic("predictor: RegressionTables reads decoded rows; a LazyTablesFor set keeps them undecoded") // a bug, not input
+	}
 	r := &Regressions{t: t, hw: hw}
 	out := *t
 	out.Source = t.Source + " (regression)"

@@ -48,6 +48,8 @@ type Comparison struct {
 // attention and MoE tables repeat some shapes) counts once, at the median
 // of its repeats.
 func CompareTables(a, b *Tables) Comparison {
+	mustBeDecoded(a, "CompareTables")
+	mustBeDecoded(b, "CompareTables")
 	var c Comparison
 	type gemmKey struct{ m, n, k int64 }
 	compareGroups(&c, a.Gemm, b.Gemm,

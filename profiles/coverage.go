@@ -22,6 +22,7 @@ type FamilyCoverage struct {
 // Describe summarizes t's coverage per operator family, families without
 // rows included (Rows 0, no Groups).
 func Describe(t *Tables) []FamilyCoverage {
+	mustBeDecoded(t, "Describe")
 	return []FamilyCoverage{
 		describeGemm(t.Gemm),
 		describeAttn("context attention", t.ContextAttn, 0),

@@ -10,6 +10,8 @@ import (
 // gemm_perf.csv) overrides just those. Notes say which families came from
 // where. Neither input is modified.
 func Overlay(top, base *Tables) *Tables {
+	mustBeDecoded(top, "Overlay")
+	mustBeDecoded(base, "Overlay")
 	out := *top
 	out.Notes = append([]string{}, top.Notes...)
 	var taken []string

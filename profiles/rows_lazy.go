@@ -27,6 +27,21 @@ type lazyPart struct {
 // lazySlot is where a table file's part goes in lazyRows.
 type lazySlot func(*lazyRows) **lazyPart
 
+// Lazy tells whether t is a LazyTablesFor set, whose Gemm, ContextAttn
+// and GenerationAttn fields are nil while the rows stay in the embedded
+// rows form (read them with EachGemm, EachContextAttn,
+// EachGenerationAttn).
+func (t *Tables) Lazy() bool { return t.lazy != nil }
+
+// mustBeDecoded panics when t is a LazyTablesFor set: fn reads the row
+// fields such a set leaves nil, and would see no rows. A bug, not input:
+// only sim's defaultTables makes lazy sets, for the predictor alone.
+func mustBeDecoded(t *Tables, fn string) {
+	if t.Lazy() {
+		panic("profiles: " + fn + " reads decoded rows; a LazyTablesFor set keeps them undecoded (use the Each methods)")
+	}
+}
+
 // EachGemm calls fn with every GEMM row, in table order (Gemm's rows, or
 // those of a LazyTablesFor set not decoded into Gemm). The row is fn's
 // only for the call: rows of a lazy set share one buffer. An error is a

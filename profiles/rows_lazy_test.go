@@ -132,3 +132,22 @@ func TestRawDictionaryColumns(t *testing.T) {
 	_, _, err = (&Tables{lazy: &lazyRows{gemm: &lazyPart{file: file}}}).GemmGrid("bfloat16")
 	assert.ErrorContains(t, err, "index out of range")
 }
+
+// A LazyTablesFor set says so (Lazy), and the functions that read the row
+// fields it leaves nil refuse it loudly instead of seeing no rows.
+func TestLazySetRefusedByDecodedReaders(t *testing.T) {
+	need := Need{GemmDtypes: []string{"bfloat16"}, HeadDim: 128, KVDtype: "bfloat16"}
+	lazy, err := LazyTablesFor("h200-sxm", "", need)
+	require.NoError(t, err)
+	rows, err := TablesForNeed("h200-sxm", "", &need)
+	require.NoError(t, err)
+	assert.True(t, lazy.Lazy())
+	assert.False(t, rows.Lazy())
+	assert.PanicsWithValue(t, "profiles: Describe reads decoded rows; a LazyTablesFor set keeps them undecoded (use the Each methods)",
+		func() { Describe(lazy) })
+	assert.Panics(t, func() { CompareTables(rows, lazy) })
+	assert.Panics(t, func() { Overlay(rows, lazy) })
+	assert.Panics(t, func() { _ = WriteTables(t.TempDir(), lazy) })
+	assert.NotPanics(t, func() { Describe(rows) })
+	assert.Equal(t, len(rows.Gemm), Describe(rows)[0].Rows)
+}

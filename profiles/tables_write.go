@@ -16,6 +16,7 @@ import (
 // reads back. dir is created if needed; existing files of those names are
 // replaced. Latencies are written in milliseconds with full float64 precision.
 func WriteTables(dir string, t *Tables) error {
+	mustBeDecoded(t, "WriteTables")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write tables %s: %w", dir, err)
 	}
