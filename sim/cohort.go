@@ -235,7 +235,7 @@ func (s *Sim) streamOne(r *record, now, svc, delay int64) {
 		r.chunkAt = at
 	}
 	at += delay
-	if gap := at - r.lastTok; !s.itl.addLast(gap) {
+	if gap := at - r.lastTok; !s.itl.addLast(gap, 1) {
 		s.itl.AddN(gap, 1)
 	}
 	r.out.ITLSumNs += at - r.lastTok

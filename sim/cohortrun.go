@@ -15,9 +15,10 @@ import "frontier/predictor"
 //     its record when a step sink is set;
 //   - its tokens: the segment's line moves to the step's end (or the API
 //     server's free time), every member's gap the same, added to the ITL
-//     histogram as one weighted add per run of equal gaps
-//     (Histogram.AddN, whose n adds equal n single ones), while no
-//     member's chunk reaches its next peak-throughput second; each
+//     histogram as one weighted add a step (Histogram.addLast or AddN,
+//     whose n adds equal n single ones; a run of equal gaps stays
+//     pending there), while no member's chunk reaches its next
+//     peak-throughput second; each
 //     member's own counts stay kept back (stream.apply1 writes them);
 //   - the scheduler's sample (engine.Scheduler.SampleCohort, nobody
 //     finishing) and the schedule of the cycle after next
@@ -58,7 +59,6 @@ func (c *Core) cohortRun(s *Sim) {
 	if svc > 0 {
 		free = sc.api.free
 	}
-	var gap, gaps int64 // the run of equal gaps not yet in the histogram
 	for {
 		end := c.stepStart + c.cost.WallNs
 		base := end
@@ -75,11 +75,9 @@ func (c *Core) cohortRun(s *Sim) {
 		}
 		s.now = end
 		c.record(s, cur, c.stepStart, false)
-		if g := base - a; g != gap {
-			s.itl.AddN(gap, gaps)
-			gap, gaps = g, 0
+		if g := base - a; !s.itl.addLast(g, int64(n)) {
+			s.itl.AddN(g, int64(n))
 		}
-		gaps += int64(n)
 		a, free = base, base+span
 		sc.segs[0].a = a // (Schedule below may dissolve the cohort: unstream reads them)
 		if svc > 0 {
@@ -107,7 +105,6 @@ func (c *Core) cohortRun(s *Sim) {
 			break
 		}
 	}
-	s.itl.AddN(gap, gaps)
 }
 
 // cohortBulk is cohortRun without a step sink: the cycles' ends, tokens
@@ -132,7 +129,6 @@ func (c *Core) cohortBulk(s *Sim) {
 	if svc > 0 {
 		free = sc.api.free
 	}
-	var gap, gaps int64
 	start, cost, prevStart := c.stepStart, c.cost, c.stepStart
 	ctx := next.DecodeCtxSum // the next step's, then n more a step
 	k := 0
@@ -149,11 +145,9 @@ func (c *Core) cohortBulk(s *Sim) {
 				m = max(t, 0) / w // (tokens before a new peak second)
 			}
 			if m > 0 {
-				if gap != w {
-					s.itl.AddN(gap, gaps)
-					gap, gaps = w, 0
+				if !s.itl.addLast(w, m*n) {
+					s.itl.AddN(w, m*n)
 				}
-				gaps += m * n
 				prevStart, start = start+(m-1)*w, start+m*w
 				a, free = start, start+width
 				ctx += m * n
@@ -169,11 +163,9 @@ func (c *Core) cohortBulk(s *Sim) {
 		if end >= horizon || base+width+delay >= sc.minRunEnd || end-a < width-svc {
 			break // an event first, a new peak second, or a merge
 		}
-		if g := base - a; g != gap {
-			s.itl.AddN(gap, gaps)
-			gap, gaps = g, 0
+		if g := base - a; !s.itl.addLast(g, n) {
+			s.itl.AddN(g, n)
 		}
-		gaps += n
 		a, free = base, base+width
 		prevStart, start = start, end
 		if ctx < lo || ctx >= hi {
@@ -189,7 +181,6 @@ func (c *Core) cohortBulk(s *Sim) {
 	if k == 0 {
 		return
 	}
-	s.itl.AddN(gap, gaps)
 	if len(s.retired) > 0 {
 		s.reuse()
 	}

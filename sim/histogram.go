@@ -40,21 +40,21 @@ func NewHistogram() *Histogram { return &Histogram{lastV: -1} }
 
 // Add records one duration in ns (values below 1 ns count as 1 ns).
 func (h *Histogram) Add(ns int64) {
-	if !h.addLast(ns) {
+	if !h.addLast(ns, 1) {
 		h.AddN(ns, 1)
 	}
 }
 
-// addLast is Add when ns is the last value added (most gaps repeat the
-// one before: one decode step); false, adding nothing, otherwise. Small
-// enough to inline into a per-token loop.
-func (h *Histogram) addLast(ns int64) bool {
+// addLast is AddN(ns, n), n ≥ 0, when ns is the last value added (most
+// gaps repeat the one before: one decode step); false, adding nothing,
+// otherwise. Small enough to inline into a per-token or per-step loop.
+func (h *Histogram) addLast(ns, n int64) bool {
 	if ns != h.lastV || ns <= 0 {
 		return false
 	}
-	*h.lastC++
-	h.n++
-	h.pend++
+	*h.lastC += n
+	h.n += n
+	h.pend += n
 	return true
 }
 
