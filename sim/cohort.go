@@ -65,11 +65,26 @@ func (c *Core) enableCohort(s *Sim) {
 
 // canStream is the client's consent to q joining c's cohort: it streams
 // its tokens to the client (not a prefill instance's, not one the client
-// gave up), its first token has come, its peak chunks are counted per
-// second, and it streams through the members' API server.
+// gave up), its peak chunks are counted per second, and it streams
+// through the members' API server. Its first token has come, or comes
+// with the step in flight: a request joins at the schedule of the step
+// after its last prefill chunk's (async scheduling: one placeholder, no
+// output token yet), that step's sample streams its first token
+// (Sim.tokens, firstToken) before the cohort streams any of its tokens,
+// and once the peak's origin is known (final, never undone) its chunks
+// are counted per second from the first (peakTokens.start). A client
+// timeout before then aborts it, which dissolves the cohort.
 func (s *Sim) canStream(c *Core, q *engine.Request) bool {
 	r := q.Data.(*record)
-	if r.done || r.phase == phasePrefill || r.out.FirstTokenNs < 0 || r.runs == nil || r.api == nil {
+	if r.done || r.phase == phasePrefill || r.api == nil {
+		return false
+	}
+	if r.out.FirstTokenNs < 0 {
+		if q.NumOutput != 0 || q.Pending != 1 || !s.peak.final {
+			return false
+		}
+		s.kSeams.early++
+	} else if r.runs == nil {
 		return false
 	}
 	if len(c.Sched.Cohort()) == 0 {
@@ -82,6 +97,27 @@ func (s *Sim) canStream(c *Core, q *engine.Request) bool {
 // st.Cohort running requests) at s.now, then has the scheduler sample
 // them, appending those that finish to done.
 func (s *Sim) cohortTokens(c *Core, st *engine.Step, done []*engine.Request) []*engine.Request {
+	sc := &c.stream
+	j := st.CohortCycle()
+	svc, delay := s.tokSvc, s.tokDelay
+	s.streamCycle(c, st)
+	if fins := c.Sched.Finishing(st); len(fins) > 0 { // most cycles: none
+		for _, q := range fins {
+			sc.apply(q.Data.(*record), j, q.CohortIndex(), svc, delay)
+		}
+		for i := len(fins) - 1; i >= 0; i-- {
+			q := fins[i]
+			q.Data.(*record).coFrom = 0
+			sc.remove(q.CohortIndex(), svc)
+		}
+	}
+	return c.Sched.SampleCohort(st, done)
+}
+
+// streamCycle streams the tokens of step st's cohort members at s.now,
+// segment by segment (streamBulk) or, when they could reach a new peak
+// second or lie on too many lines, one by one (streamEach).
+func (s *Sim) streamCycle(c *Core, st *engine.Step) {
 	sc := &c.stream
 	j, n := st.CohortCycle(), st.Cohort
 	members := c.Sched.Cohort()[:n]
@@ -107,17 +143,6 @@ func (s *Sim) cohortTokens(c *Core, st *engine.Step, done []*engine.Request) []*
 		s.streamEach(c, members, kept, j)
 	}
 	sc.cycle = j
-	if fins := c.Sched.Finishing(st); len(fins) > 0 { // most cycles: none
-		for _, q := range fins {
-			sc.apply(q.Data.(*record), j, q.CohortIndex(), svc, delay)
-		}
-		for i := len(fins) - 1; i >= 0; i-- {
-			q := fins[i]
-			q.Data.(*record).coFrom = 0
-			sc.remove(q.CohortIndex(), svc)
-		}
-	}
-	return c.Sched.SampleCohort(st, done)
 }
 
 // streamBulk streams cycle j's tokens segment by segment: in each, the

@@ -33,6 +33,15 @@ import "frontier/predictor"
 // closed form while a price holds, then the scheduler's cycles in one
 // call (engine.Scheduler.AdvanceCohort).
 //
+// Its seams (counted in seams for the tests): the first cycle after
+// members left or joined (their chunks on several lines, or joiners not
+// yet on one) streams as cohortTokens does (streamCycle), the line's
+// form going on after it; a request joins before its first token comes
+// (canStream); the last cycle scheduled may leave a finishing member out
+// (engine.Scheduler.CohortSpan), so only the finishing step itself ends
+// on the general path; client deadlines that find their request
+// completed do not end it (pastIdleDeadlines).
+//
 // Async scheduling only (the next step is scheduled when a step starts);
 // the caller (launch) has just begun a step. Step by step
 // (Options.StepByStep) it does not run; TestCohortRunEquivalence,
@@ -41,9 +50,12 @@ import "frontier/predictor"
 func (c *Core) cohortRun(s *Sim) {
 	cur, next, sc := c.cur, c.next, &c.stream
 	n := cur.Cohort
+	// cur may count one running request more than the rest (NumRunning):
+	// a member whose last token the step before samples, scheduled before
+	// that sample (async); its record keeps that count, the price of
+	// every later step has n (reprice).
 	if !c.Async || !c.hasNext || n == 0 || len(cur.Items) != 0 || next.Cohort != n || len(next.Items) != 0 ||
-		cur.NumRunning != n || next.NumRunning != n || len(c.Sched.Cohort()) != n || s.err != nil ||
-		len(sc.segs) != 1 || sc.segs[0].to != n || sc.cycle != cur.CohortCycle()-1 {
+		next.NumRunning != n || len(c.Sched.Cohort()) != n || s.err != nil || sc.cycle != cur.CohortCycle()-1 {
 		return
 	}
 	if s.stepSink == nil {
@@ -54,20 +66,26 @@ func (c *Core) cohortRun(s *Sim) {
 	svc, delay := s.tokSvc, s.tokDelay
 	span := int64(n) * svc
 	horizon := min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
-	a := sc.segs[0].a // the latest chunks started at a + rank × svc
-	var free int64
-	if svc > 0 {
-		free = sc.api.free
-	}
-	for {
+	for first := true; ; first = false {
 		end := c.stepStart + c.cost.WallNs
-		base := end
-		if svc > 0 {
-			base = max(free, end)
+		// The members' latest chunks started at a + rank × svc (one line)
+		// unless a member left or joined since the last cycle streamed.
+		line := len(sc.segs) == 1 && sc.segs[0].to == n
+		if end >= horizon {
+			horizon = s.pastIdleDeadlines(end, horizon)
 		}
-		if end >= horizon || base+span+delay >= sc.minRunEnd || end-a < span-svc ||
-			len(c.Sched.Finishing(cur)) > 0 {
-			break // an event first, a new peak second, a merge, or a finish
+		if end >= horizon || len(c.Sched.Finishing(cur)) > 0 || (!line && !first) {
+			break // an event first, or a finish
+		}
+		var a, base int64
+		if line {
+			a, base = sc.segs[0].a, end
+			if svc > 0 {
+				base = max(sc.api.free, end)
+			}
+			if base+span+delay >= sc.minRunEnd || end-a < span-svc {
+				break // a new peak second, or a merge
+			}
 		}
 		// The step ends: its record, tokens and sample.
 		if len(s.retired) > 0 {
@@ -75,24 +93,28 @@ func (c *Core) cohortRun(s *Sim) {
 		}
 		s.now = end
 		c.record(s, cur, c.stepStart, false)
-		if g := base - a; !s.itl.addLast(g, int64(n)) {
-			s.itl.AddN(g, int64(n))
+		if line {
+			if g := base - a; !s.itl.addLast(g, int64(n)) {
+				s.itl.AddN(g, int64(n))
+			}
+			sc.segs[0].a = base // (Schedule below may dissolve the cohort: unstream reads it)
+			if svc > 0 {
+				sc.api.free = base + span
+			}
+			s.macroSteps++
+			sc.cycle = cur.CohortCycle()
+		} else {
+			s.streamCycle(c, cur) // the first cycle after a leave or join: as cohortTokens streams it
+			s.kSeams.streamed++
 		}
-		a, free = base, base+span
-		sc.segs[0].a = a // (Schedule below may dissolve the cohort: unstream reads them)
-		if svc > 0 {
-			sc.api.free = free
-		}
-		s.macroSteps++
 		s.kSteps++
-		sc.cycle = cur.CohortCycle()
 		c.Sched.SampleCohort(cur, nil)
 		// The next step starts: priced, and the one after scheduled.
 		c.cur, c.next = next, cur
 		cur, next = c.cur, c.next
 		c.stepStart = end
 		if ctx := cur.DecodeCtxSum; ctx < lo || ctx >= hi {
-			c.cost, lo, hi = c.reprice(s, ctx)
+			c.cost, lo, hi = c.reprice(s, ctx, n)
 		}
 		c.Steps++
 		ok := c.Sched.CohortCycle(next)
@@ -112,7 +134,10 @@ func (c *Core) cohortRun(s *Sim) {
 // the scheduler can take in bulk (engine.Scheduler.CohortSpan), then the
 // scheduler takes them in one call (AdvanceCohort: the due members'
 // block work, cycle by cycle) and the core and its stream are left as
-// the last cycle leaves them.
+// the last cycle leaves them. The first cycle after a member left or
+// joined streams as cohortTokens would (streamCycle); the cycles after
+// it go on in the line's closed form while the members' chunks lie on
+// one line.
 func (c *Core) cohortBulk(s *Sim) {
 	span := c.Sched.CohortSpan()
 	cur, next, sc := c.cur, c.next, &c.stream
@@ -124,15 +149,35 @@ func (c *Core) cohortBulk(s *Sim) {
 	svc, delay := s.tokSvc, s.tokDelay
 	width := n * svc
 	horizon := min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
-	a := sc.segs[0].a
-	var free int64
-	if svc > 0 {
-		free = sc.api.free
-	}
 	start, cost, prevStart := c.stepStart, c.cost, c.stepStart
 	ctx := next.DecodeCtxSum // the next step's, then n more a step
 	k := 0
-	for k < span {
+	line := len(sc.segs) == 1 && sc.segs[0].to == int(n)
+	if !line {
+		// A member left or joined since the last cycle streamed.
+		end := start + cost.WallNs
+		if end >= horizon {
+			if horizon = s.pastIdleDeadlines(end, horizon); end >= horizon {
+				return
+			}
+		}
+		s.now = end
+		s.streamCycle(c, cur)
+		s.kSeams.streamed++
+		prevStart, start = start, end
+		cost, lo, hi = c.reprice(s, ctx, int(n))
+		ctx += n
+		k = 1
+		line = len(sc.segs) == 1 && sc.segs[0].to == int(n) && s.err == nil
+	}
+	var a, free int64
+	if line {
+		a = sc.segs[0].a
+		if svc > 0 {
+			free = sc.api.free
+		}
+	}
+	for line && k < span {
 		if w := cost.WallNs; a == start && ctx >= lo && ctx < hi && w >= max(width, 1) && (svc == 0 || free <= start+w) {
 			// In closed form, the steps while the price holds: each lasts
 			// w, its chunks start at its end, each gap is w. (A price
@@ -160,6 +205,9 @@ func (c *Core) cohortBulk(s *Sim) {
 		if svc > 0 {
 			base = max(free, end)
 		}
+		if end >= horizon {
+			horizon = s.pastIdleDeadlines(end, horizon)
+		}
 		if end >= horizon || base+width+delay >= sc.minRunEnd || end-a < width-svc {
 			break // an event first, a new peak second, or a merge
 		}
@@ -170,7 +218,7 @@ func (c *Core) cohortBulk(s *Sim) {
 		prevStart, start = start, end
 		if ctx < lo || ctx >= hi {
 			s.now = end // (checkStep's message)
-			cost, lo, hi = c.reprice(s, ctx)
+			cost, lo, hi = c.reprice(s, ctx, int(n))
 		}
 		ctx += n
 		k++
@@ -185,27 +233,44 @@ func (c *Core) cohortBulk(s *Sim) {
 		s.reuse()
 	}
 	s.now = start
-	sc.segs[0].a = a
-	if svc > 0 {
-		sc.api.free = free
+	if line {
+		sc.segs[0].a = a
+		if svc > 0 {
+			sc.api.free = free
+		}
 	}
 	sc.cycle = cur.CohortCycle() + k - 1
 	s.macroSteps += int64(k)
 	s.kSteps += int64(k)
 	c.Steps += int64(k)
 	c.cur, c.next = c.Sched.AdvanceCohort(k)
+	if c.next.Cohort < c.cur.Cohort {
+		s.kSeams.leaves++
+	}
 	c.cur.ScheduledNs, c.next.ScheduledNs = prevStart, start
 	c.stepStart, c.cost = start, cost
 	c.batch.DecodeCtxSum = c.cur.DecodeCtxSum
 	c.hasNext = true
 }
 
+// seams counts the k-step advance's ways past what used to end it (the
+// equivalence tests require each taken): cycles streamed as cohortTokens
+// would, the first after members left or joined (streamCycle); bulk
+// advances whose last cycle's schedule leaves members out; consents to
+// a request joining the cohort before its first token came (canStream);
+// client deadlines popped inside it (pastIdleDeadlines).
+type seams struct {
+	streamed, leaves, early, deadlines int64
+}
+
 // reprice prices the cohort's decode step (c.batch) at decode context
-// sum ctx, tokens, and checks its wall time (Sim.checkStep): the price
-// and the context sums [lo, hi) over which it holds, lo = hi = 0 from a
-// pricer that cannot tell (every step is priced then).
-func (c *Core) reprice(s *Sim, ctx int64) (cost predictor.StepTime, lo, hi int64) {
-	c.batch.DecodeCtxSum = ctx
+// sum ctx, tokens, with running requests running (the cohort's members;
+// the step begun before may have counted one that finished since), and
+// checks its wall time (Sim.checkStep): the price and the context sums
+// [lo, hi) over which it holds, lo = hi = 0 from a pricer that cannot
+// tell (every step is priced then).
+func (c *Core) reprice(s *Sim, ctx int64, running int) (cost predictor.StepTime, lo, hi int64) {
+	c.batch.DecodeCtxSum, c.batch.NumRunning = ctx, running
 	if pr, ok := c.Pred.(rangePricer); ok {
 		cost, lo, hi = pr.StepRange(&c.batch, true)
 	} else {
@@ -219,4 +284,52 @@ func (c *Core) reprice(s *Sim, ctx int64) (cost predictor.StepTime, lo, hi int64
 // its price holds (predictor.Predictor.StepRange).
 type rangePricer interface {
 	StepRange(b *predictor.Batch, async bool) (st predictor.StepTime, lo, hi int64)
+}
+
+// pastIdleDeadlines pops the client deadlines queued before end, ns (the
+// end of the step the advance would take next; horizon ≤ end is the
+// earliest queued event or replica scrape) that find their request
+// completed, and returns the horizon after them. Such a deadline does
+// nothing but queue the next one (deadlineDue.handle: client.expired,
+// and Sim.expire returns at once): at a 300 s timeout every deadline of
+// the codegen run, 9,000 events that would each end an advance. It
+// stops at any other event, a deadline that expires a request, a
+// replica scrape, and a deadline whose next one is due by end: a step
+// ending at the same instant as that next deadline then comes after it,
+// as in Sim.Run, where it is queued at the step's start, after the
+// deadline popped here queued the next one (a step already queued at
+// that instant would have gone first).
+func (s *Sim) pastIdleDeadlines(end, horizon int64) int64 {
+	cl := &s.client
+	for horizon < end && horizon < s.scrapeAt {
+		it, ok := s.queue.peek()
+		if !ok || it.at != horizon {
+			break
+		}
+		if _, ok := it.ev.(deadlineDue); !ok {
+			break
+		}
+		if d := cl.deadlines[cl.deadHead]; !d.r.done && d.r.gen == d.gen {
+			break // it expires its request
+		}
+		if h := cl.deadHead + 1; h < len(cl.deadlines) && cl.deadlines[h].sent+cl.cfg.TimeoutNs <= end {
+			break
+		}
+		s.queue.pop()
+		cl.expired(s)
+		s.kSeams.deadlines++
+		horizon = min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
+	}
+	return horizon
+}
+
+// peek returns the earliest queued event, false when none is.
+func (q *queue) peek() (item, bool) {
+	if q.has && (len(q.h) == 0 || before(&q.hot, &q.h[0])) {
+		return q.hot, true
+	}
+	if len(q.h) == 0 {
+		return item{}, false
+	}
+	return q.h[0], true
 }

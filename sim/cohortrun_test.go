@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,8 +18,11 @@ import (
 // streaming as calibrated, for free (svc 0, every step one chunk per
 // member) and saturated (chunks wait and merge, so the advance must stop
 // and start again), each with a step sink (the advance goes cycle by
-// cycle) and without (in bulk), and the default scenario at three rates, each way
-// (TestMacroStepEquivalence's random deployments run it too).
+// cycle) and without (in bulk), with a client timeout that expires some
+// requests, and the default scenario at three rates, each way
+// (TestMacroStepEquivalence's random deployments run it too). Every
+// codegen way must take the advance past each of its seams (joins,
+// leaves, idle deadlines: cohortrun.go's seams).
 func TestCohortRunEquivalence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("many runs, each twice")
@@ -36,6 +40,11 @@ func TestCohortRunEquivalence(t *testing.T) {
 		{"svc 0", func(s *Sim) { s.tokSvc, s.tokDelay = 0, 0 }},
 		{"svc ×40", func(s *Sim) { s.tokSvc *= 40 }},
 		{"svc ×400", func(s *Sim) { s.tokSvc *= 400 }},
+		// A client timeout near the requests' latency (160 of 900
+		// fail): some expire while members (the cohort dissolves), the
+		// other deadlines find their request completed, inside an
+		// advance or not.
+		{"timeout 2.3 s", func(s *Sim) { s.client.cfg.TimeoutNs = 2.3e9 }},
 	}
 	// Without a step sink the advance takes its cycles in bulk
 	// (cohortBulk); with one, cycle by cycle.
@@ -58,6 +67,21 @@ func TestCohortRunEquivalence(t *testing.T) {
 		// advance that never starts cannot pass for an equivalent one.
 		require.Positive(t, got.kSteps, tw.name)
 		kSteps += got.kSteps
+		// And every way takes the advance past each of its seams: the
+		// first cycle after members left or joined, a request joining
+		// before its first token, (in bulk) a last cycle that leaves a
+		// finishing member out, and (with the timeout) idle client
+		// deadlines.
+		sm := got.seams
+		require.Positive(t, sm.streamed, tw.name)
+		require.Positive(t, sm.early, tw.name)
+		if strings.HasSuffix(tw.name, "no step sink") {
+			require.Positive(t, sm.leaves, tw.name)
+		}
+		if strings.HasPrefix(tw.name, "timeout") { // (300 s deadlines come after the last finish)
+			require.Positive(t, sm.deadlines, tw.name)
+			require.Regexp(t, `"failed":[1-9]`, string(got.result), tw.name)
+		}
 		if tw.name == "as calibrated" {
 			// Most of the run's steps are the same decode cycle between
 			// events: the advance ends more than half of them.

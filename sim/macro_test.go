@@ -28,6 +28,7 @@ type runBytes struct {
 	requests, steps, result, observed []byte
 	inline                            int64 // steps the macro-step ran inline
 	kSteps                            int64 // steps the k-step advance ran (cohortrun.go)
+	seams                             seams // its ways past joins, leaves and idle deadlines
 }
 
 func runOnce(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool) runBytes {
@@ -54,7 +55,7 @@ func runTweaked(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool, 
 	}
 	res := s.Run()
 	var out runBytes
-	out.steps, out.observed, out.inline, out.kSteps = steps.Bytes(), obs.b.Bytes(), s.macroSteps, s.kSteps
+	out.steps, out.observed, out.inline, out.kSteps, out.seams = steps.Bytes(), obs.b.Bytes(), s.macroSteps, s.kSteps, s.kSeams
 	var reqs bytes.Buffer
 	enc := json.NewEncoder(&reqs)
 	for _, r := range res.Requests {

@@ -46,6 +46,7 @@ type Sim struct {
 	// cohort (the equivalence tests' check).
 	macroSteps int64
 	kSteps     int64 // steps ended by the k-step advance (cohortrun.go; the tests' check)
+	kSeams     seams // the advance's ways past a join, leave or idle deadline (the tests' check)
 	// err stops the run (fail); Run returns it in Result.Err.
 	err  error
 	peak peakTokens

@@ -22,22 +22,34 @@ func (s *Scheduler) cohortWhole() bool {
 // running list and all scheduled, two steps are in flight (async
 // scheduling), no waiting request could be admitted (events from
 // outside, which could change that, end the caller's advance), every
-// member stays scheduled through them (none leaves or has its finish
-// noted), and the free pool holds every block their tokens could start
-// (at most one per member per BlockSize cycles, and one more). 0 when
-// none.
+// member stays scheduled through them but for the last, whose schedule
+// may leave finishing members out (not all: that schedule would
+// dissolve the cohort), and the free pool holds every block their
+// tokens could start (at most one per member per BlockSize cycles, and
+// one more). 0 when none.
 func (s *Scheduler) CohortSpan() int {
 	co := &s.co
 	if !s.cohortWhole() || co.nsteps != 2 || co.lag != 1 {
 		return 0
 	}
 	n := co.n
-	last := s.running[0].coLast
+	last, leave := s.running[0].coLast, 1
 	for _, r := range s.running[1:] {
-		last = min(last, r.coLast)
+		if r.coLast < last {
+			last, leave = r.coLast, 0
+		}
+		if r.coLast == last {
+			leave++
+		}
 	}
-	// The schedule of cycle coLast + 1 leaves a member out (lag 1).
+	// The schedule of cycle coLast + 1 leaves a member out (lag 1): it
+	// may be the last, when a member stays (with none the schedule would
+	// dissolve the cohort); the sample of cycle coLast, which finishes
+	// the member, comes after it.
 	span := last - co.cycle
+	if leave < n {
+		span++
+	}
 	bs := s.cfg.BlockSize
 	if free := s.Pool.NumFree(); n*(span/bs+1) > free {
 		span = min(span, (free/n-1)*bs)
@@ -48,7 +60,8 @@ func (s *Scheduler) CohortSpan() int {
 // AdvanceCohort runs k cohort cycles (1 ≤ k ≤ CohortSpan()) as k times
 // the sample of the oldest step in flight (SampleCohort: nobody
 // finishes) and the schedule of the next cycle (Schedule: CohortCycle's
-// step) would, the due members' block work in cycle order, and returns
+// step, or for the last one that leaves members out, cohortSchedule's)
+// would, the due members' block work in cycle order, and returns
 // the two steps then in flight, oldest first: the last two cycles
 // scheduled, written whole but for ScheduledNs (the caller's clock).
 func (s *Scheduler) AdvanceCohort(k int) (oldest, newest *Step) {
@@ -57,27 +70,28 @@ func (s *Scheduler) AdvanceCohort(k int) (oldest, newest *Step) {
 	for j := co.cycle + 1; j < last; j++ {
 		s.dueCycle(j)
 	}
-	held := s.Pool.NumUsed() // as the schedule of cycle last − 1 left it
+	// As the schedule of cycle last − 1 left them (that of last may
+	// leave members out).
+	held, active, sumBase := s.Pool.NumUsed(), co.active, co.sumBase
 	s.dueCycle(last)
 	co.cycle, co.sampled = last, last-2
 	if k&1 == 1 { // each cycle's schedule reuses its sampled step
 		co.steps[0], co.steps[1] = co.steps[1], co.steps[0]
 	}
 	oldest, newest = co.steps[0], co.steps[1]
-	s.cohortStep(newest, last, s.Pool.NumUsed())
+	s.cohortStep(newest, last, s.Pool.NumUsed(), co.active, co.sumBase)
 	if k > 1 {
-		s.cohortStep(oldest, last-1, held)
+		s.cohortStep(oldest, last-1, held, active, sumBase)
 	}
 	return oldest, newest
 }
 
 // cohortStep writes st as the schedule of cohort cycle j made it, with
-// kv blocks held then.
-func (s *Scheduler) cohortStep(st *Step, j, kv int) {
-	co := &s.co
-	n := co.active
+// kv blocks held then, n members scheduled and the context sum base
+// (cohort.sumBase) then.
+func (s *Scheduler) cohortStep(st *Step, j, kv, n, sumBase int) {
 	*st = Step{Items: st.Items[:0], Cohort: n, cycle: j, NumTokens: n, NumDecode: n, NumSampled: n,
-		DecodeCtxSum: int64(co.sumBase) + int64(n)*int64(j),
+		DecodeCtxSum: int64(sumBase) + int64(n)*int64(j),
 		KVBlocksUsed: kv, NumRunning: len(s.running), NumWaiting: s.numWaiting}
 }
 
@@ -94,6 +108,10 @@ func (s *Scheduler) dueCycle(j int) {
 	*slot = nil
 	for _, r := range list {
 		s.materialize(r)
+		if j == r.coLast+1 { // its last token is scheduled: it leaves the schedule (as cohortSchedule)
+			co.active--
+			co.sumBase -= r.NumComputed - r.coSched
+		}
 	}
 	s.dueWork(slot, list, j)
 }
