@@ -78,7 +78,7 @@ func DefaultHost() HostModel {
 }
 
 // HostNs is the step's host work other than launching the forward pass.
-func (h HostModel) HostNs(b *Batch) float64 {
+func (h *HostModel) HostNs(b *Batch) float64 {
 	reqs := float64(b.NumRequests)
 	return h.ScheduleNs + h.SchedulePerReqNs*float64(b.NumRunning) +
 		h.PrepareNs + h.PreparePerReqNs*reqs + h.PreparePerTokenNs*float64(b.NumTokens) +

@@ -317,7 +317,7 @@ func (p *Predictor) kindMs(k *layerKind, t int, graph bool) float64 {
 // current attention chunk. MLA adds its per-token projections
 // (mlaDecodeMs, mlaPrefillMs).
 func (p *Predictor) attentionMs(b *Batch) float64 {
-	m := p.cfg.Model
+	m := &p.cfg.Model
 	full := p.decodeAttnMs(b.NumDecodes, b.DecodeCtxSum)
 	for _, c := range b.Prefills {
 		full += p.prefillAttnMs(c)
@@ -335,7 +335,7 @@ func (p *Predictor) attentionMs(b *Batch) float64 {
 		}
 		ms += float64(p.chunked) * local
 	}
-	if m.IsMLA() {
+	if p.mla {
 		extra := p.mlaDecodeMs(b.NumDecodes)
 		for _, c := range b.Prefills {
 			extra += p.mlaPrefillMs(c)

@@ -53,6 +53,10 @@ type Predictor struct {
 	kinds    []layerKind // layer kinds of the priced stage
 	layers   int         // layers on this pipeline stage
 	chunked  int         // of which with chunked local attention (Llama-4)
+	// mla is cfg.Model.IsMLA(), kept so that a step's pricing does not
+	// copy the model spec for the value-receiver call (56 instructions a
+	// priced step).
+	mla bool
 	// per-rank shapes
 	heads, kvHeads, qkvN, oK, upN, downK, sharedN, sharedK, vocabN int
 	// memos
@@ -68,7 +72,6 @@ type Predictor struct {
 	prefill   map[Chunk]float64
 	mlaDecode []float64 // mlaDecodeMs by decodes
 	stepMemo  *[1 << stepMemoBits]stepSlot
-	stepLast  stepLast
 	Notes     []string
 }
 
@@ -164,6 +167,7 @@ func newEmpty(cfg Config) *Predictor {
 	p.kvHeads = max(1, m.NumKVHeads/t)
 	if m.IsMLA() {
 		p.kvHeads = 1 // one latent per token, read by every head
+		p.mla = true
 	}
 	p.qkvN = (p.heads + 2*p.kvHeads) * m.HeadDim
 	p.oK = p.heads * m.HeadDim
@@ -396,33 +400,14 @@ func (p *Predictor) kernelsPerLayer() int {
 // launches. With async scheduling the host work overlaps the GPU
 // (wall = max); without it they add up.
 func (p *Predictor) Step(b *Batch, async bool) StepTime {
-	if st, ok := p.lastHit(b, async); ok { // stepmemo.go
-		return st
-	}
-	key, memo := p.stepKeyOf(b, async)
-	var slot *stepSlot
-	if memo {
-		if p.stepMemo == nil {
-			p.stepMemo = new([1 << stepMemoBits]stepSlot)
-		}
-		slot = &p.stepMemo[key.slot()]
-		if slot.used && slot.key == key {
-			p.setLast(key, slot.val)
-			return slot.val
-		}
-	}
-	st := p.step(b, async)
-	if memo && p.remembered(b, int(key.t)) {
-		*slot = stepSlot{key: key, val: st, used: true}
-		p.setLast(key, st)
-	}
+	st, _, _ := p.priced(b, async) // stepmemo.go
 	return st
 }
 
 // step is Step without the memo.
 func (p *Predictor) step(b *Batch, async bool) StepTime {
 	dev := p.DeviceMs(b) * 1e6
-	h := p.cfg.Host
+	h := &p.cfg.Host
 	gaps := h.StepGapNs + float64(p.layers)*h.LayerGapNs
 	var launch, gpu float64
 	if b.Graph && !p.cfg.Eager {

@@ -15,84 +15,61 @@ import "math"
 // embedding and norm, LM head, MLA's projections), so a hit skips
 // exactly the work that would only have hit those memos: the same
 // prices, and the same lookups counted in Coverage.
+//
+// The key is packed into three words, so that building it and comparing
+// it with a slot's are a few instructions (field by field they were ~110
+// instructions a Step on BenchmarkSimulateCodegen): a holds the GEMM
+// tokens t, the scheduled tokens, the requests and the sampled requests,
+// 16 bits each (stepKeyOf keeps them below 2^16); b the decodes (16
+// bits), the running requests (30 bits) and the graph, async and past
+// flags; attn the attention key. A real key has decodes ≥ 1, so an empty
+// slot (all zero) matches none.
 type stepKey struct {
-	t, tokens, decodes, sampled, requests, running int32
-	attn                                           int32
-	graph, async, past                             bool
+	a, b uint64
+	attn int32
 }
+
+// Bits of stepKey.b.
+const (
+	keyRunningShift = 16
+	keyGraph        = 1 << 46
+	keyAsync        = 1 << 47
+	keyPast         = 1 << 48
+)
+
+func (k *stepKey) decodes() int64 { return int64(k.b & 0xffff) }
 
 type stepSlot struct {
-	key  stepKey
-	val  StepTime
-	used bool
+	key stepKey
+	val StepTime
 }
 
-// stepLast is the latest memoized price in front of the table: the next
-// step usually differs only in its decode context sum, within the range
-// [lo, hi) that keeps its attention key (and its side of the chunk).
-type stepLast struct {
-	key    stepKey
-	lo, hi int64
-	val    StepTime
-	used   bool
-}
-
-// lastHit is Step's fast path: b is the latest memoized batch but for a
-// context sum in the same key's range.
-func (p *Predictor) lastHit(b *Batch, async bool) (StepTime, bool) {
-	l := &p.stepLast
-	k := &l.key
-	if !l.used || b.DecodeCtxSum < l.lo || b.DecodeCtxSum >= l.hi || len(b.Prefills) > 0 ||
-		int(k.decodes) != b.NumDecodes || int(k.running) != b.NumRunning || int(k.requests) != b.NumRequests ||
-		int(k.tokens) != b.NumTokens || int(k.sampled) != b.NumSampled || int(k.t) != max(b.PaddedTokens, b.NumTokens) ||
-		k.graph != b.Graph || k.async != async {
-		return StepTime{}, false
-	}
-	return l.val, true
-}
-
-// setLast makes key (val) the latest memoized price: its context sums
-// are those n decodes' sums whose attention key is key.attn:
-// round(fl(sum/n)/4) = a ⟺ 4na − 2n ≤ sum < 4na + 2n (for n < 2^29 and
-// sums below 2^40 the float quotient never crosses the half-way point the
-// exact one does not, as the distance to it is at least 1/n), and on the
-// same side of n × the attention chunk.
-func (p *Predictor) setLast(key stepKey, val StepTime) {
-	n, a := int64(key.decodes), int64(key.attn)
-	if n >= 1<<20 || a >= 1<<36/n {
-		p.stepLast.used = false
-		return
-	}
-	lo, hi := 4*n*a-2*n, 4*n*a+2*n
-	if p.chunked > 0 {
-		w := n * int64(p.cfg.Model.AttentionChunkSize)
-		if key.past {
-			lo = max(lo, w+1)
-		} else {
-			hi = min(hi, w+1)
-		}
-	}
-	p.stepLast = stepLast{key: key, lo: lo, hi: hi, val: val, used: true}
-}
-
-// stepMemoBits sizes the table (4,096 slots, 288 KiB: the 9,000-request
-// codegen run priced 11,700 decode steps again with 1,024 slots, 5,500
-// with 4,096).
+// stepMemoBits sizes the table (4,096 slots of 56 bytes, 224 KiB: the
+// 9,000-request codegen run priced 11,700 decode steps again with 1,024
+// slots, 5,500 with 4,096).
 const stepMemoBits = 12
 
 // stepKeyOf is b's memo key; false when b is not memoized (prefill
-// chunks, or counts past the memos' ranges).
+// chunks, or counts past the key's fields).
 func (p *Predictor) stepKeyOf(b *Batch, async bool) (stepKey, bool) {
-	t := max(b.PaddedTokens, b.NumTokens)
-	if len(b.Prefills) > 0 || t >= 1<<16 || b.NumRequests >= 1<<16 || b.NumRunning >= 1<<30 || b.NumDecodes <= 0 {
+	t, n := max(b.PaddedTokens, b.NumTokens), b.NumDecodes
+	if len(b.Prefills) > 0 || n <= 0 || uint(t|b.NumTokens|b.NumRequests|b.NumSampled|n) >= 1<<16 ||
+		uint(b.NumRunning) >= 1<<30 {
 		return stepKey{}, false
 	}
-	n := b.NumDecodes
-	k := stepKey{t: int32(t), tokens: int32(b.NumTokens), decodes: int32(n), sampled: int32(b.NumSampled),
-		requests: int32(b.NumRequests), running: int32(b.NumRunning), graph: b.Graph, async: async,
-		attn: int32(math.Round(float64(b.DecodeCtxSum) / float64(n) / 4))}
-	if p.chunked > 0 {
-		k.past = b.DecodeCtxSum > int64(n)*int64(p.cfg.Model.AttentionChunkSize)
+	k := stepKey{
+		a:    uint64(t) | uint64(b.NumTokens)<<16 | uint64(b.NumRequests)<<32 | uint64(b.NumSampled)<<48,
+		b:    uint64(n) | uint64(b.NumRunning)<<keyRunningShift,
+		attn: int32(math.Round(float64(b.DecodeCtxSum) / float64(n) / 4)),
+	}
+	if b.Graph {
+		k.b |= keyGraph
+	}
+	if async {
+		k.b |= keyAsync
+	}
+	if p.chunked > 0 && b.DecodeCtxSum > int64(n)*int64(p.cfg.Model.AttentionChunkSize) {
+		k.b |= keyPast
 	}
 	return k, true
 }
@@ -101,18 +78,54 @@ func (p *Predictor) stepKeyOf(b *Batch, async bool) (stepKey, bool) {
 // key, plus the key, so that a batch's successive keys (its context grows
 // by a token a step) lie in neighbouring slots, in cache together.
 func (k *stepKey) slot() uint64 {
-	h := uint64(k.t)<<48 ^ uint64(k.decodes)<<32 ^ uint64(k.running)<<20 ^
-		uint64(k.requests)<<40 ^ uint64(k.sampled)<<28 ^ uint64(k.tokens)<<8
-	if k.graph {
-		h ^= 1
+	h := k.a*0x9e3779b97f4a7c15 + k.b*0xc2b2ae3d27d4eb4f
+	return (h>>(64-stepMemoBits) + uint64(k.attn)) & (1<<stepMemoBits - 1)
+}
+
+// priced is Step: the memoized price of b when held (held true: its
+// slot holds key), else b priced afresh and kept when every part of it
+// is remembered (held then true too).
+func (p *Predictor) priced(b *Batch, async bool) (st StepTime, key stepKey, held bool) {
+	key, memo := p.stepKeyOf(b, async)
+	if !memo {
+		return p.step(b, async), key, false
 	}
-	if k.async {
-		h ^= 2
+	if p.stepMemo == nil {
+		p.stepMemo = new([1 << stepMemoBits]stepSlot)
 	}
-	if k.past {
-		h ^= 4
+	slot := &p.stepMemo[key.slot()]
+	if slot.key == key {
+		return slot.val, key, true
 	}
-	return ((h * 0x9e3779b97f4a7c15 >> (64 - stepMemoBits)) + uint64(k.attn)) & (1<<stepMemoBits - 1)
+	st = p.step(b, async)
+	if p.remembered(b, int(key.a&0xffff)) {
+		*slot = stepSlot{key: key, val: st}
+		return st, key, true
+	}
+	return st, key, false
+}
+
+// keyRange is the decode context sums [lo, hi) (tokens) whose batches
+// have key's attention key, and its side of the attention chunk: with n
+// decodes, round(fl(sum/n)/4) = a ⟺ 4na − 2n ≤ sum < 4na + 2n (for
+// n < 2^29 and sums below 2^40 the float quotient never crosses the
+// half-way point the exact one does not, as the distance to it is at
+// least 1/n). 0, 0 past those bounds.
+func (p *Predictor) keyRange(key *stepKey) (lo, hi int64) {
+	n, a := key.decodes(), int64(key.attn)
+	if n >= 1<<20 || a >= 1<<36/n {
+		return 0, 0
+	}
+	lo, hi = 4*n*a-2*n, 4*n*a+2*n
+	if p.chunked > 0 {
+		w := n * int64(p.cfg.Model.AttentionChunkSize)
+		if key.b&keyPast != 0 {
+			lo = max(lo, w+1)
+		} else {
+			hi = min(hi, w+1)
+		}
+	}
+	return lo, hi
 }
 
 // remembered reports whether every memoized part of decode-only batch
@@ -128,21 +141,21 @@ func (p *Predictor) remembered(b *Batch, t int) bool {
 	if r := b.NumRequests; r > 0 && (r >= len(p.head) || p.head[r] <= 0) {
 		return false
 	}
-	if n := b.NumDecodes; p.cfg.Model.IsMLA() && (n >= len(p.mlaDecode) || p.mlaDecode[n] <= 0) {
+	if n := b.NumDecodes; p.mla && (n >= len(p.mlaDecode) || p.mlaDecode[n] <= 0) {
 		return false
 	}
 	return true
 }
 
-// StepRange is Step, and the decode context sums [lo, hi) (tokens) over which a
-// batch equal to b in everything else is priced the same by Step with
-// nothing else done (the latest memoized price's range, while no other
-// batch is priced); lo = hi = 0 when none. The k-step advance
+// StepRange is Step, and the decode context sums [lo, hi) (tokens) over
+// which a batch equal to b in everything else is priced the same by Step
+// with nothing else done (its memo slot holds the price; keyRange);
+// lo = hi = 0 when the price is not held. The k-step advance
 // (sim/cohortrun.go) asks once per range instead of once per step.
 func (p *Predictor) StepRange(b *Batch, async bool) (st StepTime, lo, hi int64) {
-	st = p.Step(b, async)
-	if _, ok := p.lastHit(b, async); ok {
-		return st, p.stepLast.lo, p.stepLast.hi
+	st, key, held := p.priced(b, async)
+	if held {
+		lo, hi = p.keyRange(&key)
 	}
-	return st, 0, 0
+	return st, lo, hi
 }

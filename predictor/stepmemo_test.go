@@ -9,7 +9,8 @@ import (
 )
 
 // The step memo changes nothing: a predictor pricing random decode-only
-// and mixed batches through Step gives the prices, coverage counts and
+// and mixed batches through Step and StepRange (whose price holds at
+// every context sum of its range) gives the prices, coverage counts and
 // notes of one pricing every batch afresh (step), for a dense model, a
 // MoE model under DP and EP, and Llama-4's chunked local attention.
 func TestStepMemoChangesNothing(t *testing.T) {
@@ -22,7 +23,7 @@ func TestStepMemoChangesNothing(t *testing.T) {
 	} {
 		memo, plain := mustNew(t, cfg), mustNew(t, cfg)
 		rng := rand.New(rand.NewPCG(4, 9))
-		n, ctx, pad, running, hits := 1, 100, 1, 1, 0
+		n, ctx, pad, running, hits, ranges := 1, 100, 1, 1, 0, 0
 		for i := 0; i < 30000; i++ {
 			if i%50 == 0 { // a new run of decode steps
 				n, ctx = 1+rng.IntN(200), rng.IntN(12000)
@@ -40,18 +41,33 @@ func TestStepMemoChangesNothing(t *testing.T) {
 				b.PaddedTokens, b.Graph = b.NumTokens, false
 			}
 			async := rng.IntN(4) > 0
-			if _, ok := memo.lastHit(&b, async); ok {
+			if k, ok := memo.stepKeyOf(&b, async); ok && memo.stepMemo != nil && memo.stepMemo[k.slot()].key == k {
 				hits++
+			}
+			if i%3 == 0 { // StepRange: the price holds at every sum of its range
+				st, lo, hi := memo.StepRange(&b, async)
+				require.Equal(t, plain.step(&b, async), st, "batch %d %+v", i, b)
+				if hi > lo {
+					require.True(t, lo <= b.DecodeCtxSum && b.DecodeCtxSum < hi, "batch %d %+v: range [%d, %d)", i, b, lo, hi)
+					for _, sum := range []int64{lo, hi - 1, lo + rng.Int64N(hi-lo)} {
+						c := b
+						c.DecodeCtxSum = sum
+						require.Equal(t, plain.step(&c, async), st, "batch %d %+v", i, c)
+					}
+					ranges++
+				}
+				continue
 			}
 			require.Equal(t, plain.step(&b, async), memo.Step(&b, async), "batch %d %+v", i, b)
 		}
 		require.Equal(t, plain.Coverage(), memo.Coverage())
 		require.Equal(t, plain.AllNotes(), memo.AllNotes())
 		require.Greater(t, hits, 10000, cfg.Model.ID)
+		require.Greater(t, ranges, 3000, cfg.Model.ID)
 	}
 }
 
-// setLast's range is exactly the sums whose attention key is the key:
+// keyRange's range is exactly the sums whose attention key is the key:
 // the float rule decodeAttnMs uses agrees inside and differs just
 // outside, for every decode count to 300 and contexts to 10^6.
 func TestStepLastRangeIsTheKey(t *testing.T) {
@@ -61,8 +77,7 @@ func TestStepLastRangeIsTheKey(t *testing.T) {
 	for i := 0; i < 200000; i++ {
 		n := 1 + rng.Int64N(300)
 		a := key(n*rng.Int64N(1_000_000), n)
-		p.setLast(stepKey{decodes: int32(n), attn: a}, StepTime{})
-		lo, hi := p.stepLast.lo, p.stepLast.hi
+		lo, hi := p.keyRange(&stepKey{b: uint64(n), attn: a})
 		for _, s := range []int64{lo, hi - 1, (lo + hi) / 2} {
 			require.Equal(t, a, key(s, n), "n %d sum %d", n, s)
 		}
