@@ -105,9 +105,10 @@ func TestBlockPoolMatchesList(t *testing.T) {
 					reqs = append(reqs, got)
 				case op == 1 && len(reqs) > 0 && p.NumFree() > 0: // a request grows (a decode's path)
 					r := rng.IntN(len(reqs))
-					got, want := p.allocate1(nil), m.allocate(1)
-					pair[got[0]] = want[0]
-					reqs[r] = append(reqs[r], got[0])
+					p.numFree-- // allocDecode takes the block from NumFree, then take1 hands it out
+					got, want := p.take1(), m.allocate(1)
+					pair[got] = want[0]
+					reqs[r] = append(reqs[r], got)
 				case (op == 2 || op == 6) && len(reqs) > 0: // a request finishes (or is preempted): tail first
 					r := rng.IntN(len(reqs))
 					bs := slices.Clone(reqs[r])
