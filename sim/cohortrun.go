@@ -40,7 +40,7 @@ import "frontier/predictor"
 // (canStream); the last cycle scheduled may leave a finishing member out
 // (engine.Scheduler.CohortSpan), so only the finishing step itself ends
 // on the general path; client deadlines that find their request
-// completed do not end it (pastIdleDeadlines).
+// completed, and client sends, do not end it (pastEvents).
 //
 // Async scheduling only (the next step is scheduled when a step starts);
 // the caller (launch) has just begun a step. Step by step
@@ -66,15 +66,19 @@ func (c *Core) cohortRun(s *Sim) {
 	svc, delay := s.tokSvc, s.tokDelay
 	span := int64(n) * svc
 	horizon := min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
-	for first := true; ; first = false {
+	for firstCycle := true; ; firstCycle = false {
 		end := c.stepStart + c.cost.WallNs
 		// The members' latest chunks started at a + rank × svc (one line)
 		// unless a member left or joined since the last cycle streamed.
 		line := len(sc.segs) == 1 && sc.segs[0].to == n
-		if end >= horizon {
-			horizon = s.pastIdleDeadlines(end, horizon)
+		endFirst := end < horizon // the step ends before every event
+		if !endFirst {
+			// (An admission to this core ends the loop below: CohortCycle
+			// refuses the next cycle, Schedule admits it.)
+			horizon, endFirst = s.pastEvents(c, end, horizon)
+			c.admitted = false
 		}
-		if end >= horizon || len(c.Sched.Finishing(cur)) > 0 || (!line && !first) {
+		if !endFirst || len(c.Sched.Finishing(cur)) > 0 || (!line && !firstCycle) {
 			break // an event first, or a finish
 		}
 		var a, base int64
@@ -157,8 +161,10 @@ func (c *Core) cohortBulk(s *Sim) {
 		// A member left or joined since the last cycle streamed.
 		end := start + cost.WallNs
 		if end >= horizon {
-			if horizon = s.pastIdleDeadlines(end, horizon); end >= horizon {
-				return
+			ok := false
+			if horizon, ok = s.pastEvents(c, end, horizon); !ok || c.admitted {
+				c.admitted = false
+				return // (launch ends the step, the next schedule admits)
 			}
 		}
 		s.now = end
@@ -201,15 +207,31 @@ func (c *Core) cohortBulk(s *Sim) {
 			}
 		}
 		end := start + cost.WallNs
+		if end >= horizon {
+			if svc > 0 {
+				sc.api.free = free // (as the events before end find it)
+			}
+			ok := false
+			horizon, ok = s.pastEvents(c, end, horizon)
+			if svc > 0 {
+				free = sc.api.free
+			}
+			if !ok {
+				c.admitted = false // (the step ends on the general path)
+				break              // an event first
+			}
+			if c.admitted && k == 0 { // (ended as the general path would: by launch)
+				c.admitted = false
+				return
+			}
+		}
 		base := end
 		if svc > 0 {
 			base = max(free, end)
 		}
-		if end >= horizon {
-			horizon = s.pastIdleDeadlines(end, horizon)
-		}
-		if end >= horizon || base+width+delay >= sc.minRunEnd || end-a < width-svc {
-			break // an event first, a new peak second, or a merge
+		if base+width+delay >= sc.minRunEnd || end-a < width-svc {
+			c.admitted = false // (the step ends on the general path)
+			break              // a new peak second, or a merge
 		}
 		if g := base - a; !s.itl.addLast(g, n) {
 			s.itl.AddN(g, n)
@@ -222,7 +244,7 @@ func (c *Core) cohortBulk(s *Sim) {
 		}
 		ctx += n
 		k++
-		if s.err != nil {
+		if s.err != nil || c.admitted {
 			break
 		}
 	}
@@ -232,7 +254,7 @@ func (c *Core) cohortBulk(s *Sim) {
 	if len(s.retired) > 0 {
 		s.reuse()
 	}
-	s.now = start
+	s.now = max(s.now, start) // (after any event handled in the step begun)
 	if line {
 		sc.segs[0].a = a
 		if svc > 0 {
@@ -243,14 +265,30 @@ func (c *Core) cohortBulk(s *Sim) {
 	s.macroSteps += int64(k)
 	s.kSteps += int64(k)
 	c.Steps += int64(k)
-	c.cur, c.next = c.Sched.AdvanceCohort(k)
-	if c.next.Cohort < c.cur.Cohort {
-		s.kSeams.leaves++
+	if c.admitted {
+		// The last step ended admitted a request: the schedule at its
+		// end is a full one (Schedule), as launch's would be.
+		c.admitted = false
+		ended := c.cur
+		if k > 1 {
+			ended, c.cur = c.Sched.AdvanceCohort(k - 1)
+		} else {
+			c.cur = c.next
+		}
+		c.Sched.SampleCohort(ended, nil) // (nobody finishes: CohortSpan)
+		c.next = ended
+		c.Sched.Schedule(c.next)
+		c.hasNext = c.next.NumItems() > 0
+	} else {
+		c.cur, c.next = c.Sched.AdvanceCohort(k)
+		if c.next.Cohort < c.cur.Cohort {
+			s.kSeams.leaves++
+		}
+		c.hasNext = true
 	}
 	c.cur.ScheduledNs, c.next.ScheduledNs = prevStart, start
 	c.stepStart, c.cost = start, cost
 	c.batch.DecodeCtxSum = c.cur.DecodeCtxSum
-	c.hasNext = true
 }
 
 // seams counts the k-step advance's ways past what used to end it (the
@@ -258,9 +296,9 @@ func (c *Core) cohortBulk(s *Sim) {
 // would, the first after members left or joined (streamCycle); bulk
 // advances whose last cycle's schedule leaves members out; consents to
 // a request joining the cohort before its first token came (canStream);
-// client deadlines popped inside it (pastIdleDeadlines).
+// client deadlines, sends and admissions handled inside it (pastEvents).
 type seams struct {
-	streamed, leaves, early, deadlines int64
+	streamed, leaves, early, deadlines, sends, admits int64
 }
 
 // reprice prices the cohort's decode step (c.batch) at decode context
@@ -284,52 +322,4 @@ func (c *Core) reprice(s *Sim, ctx int64, running int) (cost predictor.StepTime,
 // its price holds (predictor.Predictor.StepRange).
 type rangePricer interface {
 	StepRange(b *predictor.Batch, async bool) (st predictor.StepTime, lo, hi int64)
-}
-
-// pastIdleDeadlines pops the client deadlines queued before end, ns (the
-// end of the step the advance would take next; horizon ≤ end is the
-// earliest queued event or replica scrape) that find their request
-// completed, and returns the horizon after them. Such a deadline does
-// nothing but queue the next one (deadlineDue.handle: client.expired,
-// and Sim.expire returns at once): at a 300 s timeout every deadline of
-// the codegen run, 9,000 events that would each end an advance. It
-// stops at any other event, a deadline that expires a request, a
-// replica scrape, and a deadline whose next one is due by end: a step
-// ending at the same instant as that next deadline then comes after it,
-// as in Sim.Run, where it is queued at the step's start, after the
-// deadline popped here queued the next one (a step already queued at
-// that instant would have gone first).
-func (s *Sim) pastIdleDeadlines(end, horizon int64) int64 {
-	cl := &s.client
-	for horizon < end && horizon < s.scrapeAt {
-		it, ok := s.queue.peek()
-		if !ok || it.at != horizon {
-			break
-		}
-		if _, ok := it.ev.(deadlineDue); !ok {
-			break
-		}
-		if d := cl.deadlines[cl.deadHead]; !d.r.done && d.r.gen == d.gen {
-			break // it expires its request
-		}
-		if h := cl.deadHead + 1; h < len(cl.deadlines) && cl.deadlines[h].sent+cl.cfg.TimeoutNs <= end {
-			break
-		}
-		s.queue.pop()
-		cl.expired(s)
-		s.kSeams.deadlines++
-		horizon = min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
-	}
-	return horizon
-}
-
-// peek returns the earliest queued event, false when none is.
-func (q *queue) peek() (item, bool) {
-	if q.has && (len(q.h) == 0 || before(&q.hot, &q.h[0])) {
-		return q.hot, true
-	}
-	if len(q.h) == 0 {
-		return item{}, false
-	}
-	return q.h[0], true
 }

@@ -69,12 +69,15 @@ func TestCohortRunEquivalence(t *testing.T) {
 		kSteps += got.kSteps
 		// And every way takes the advance past each of its seams: the
 		// first cycle after members left or joined, a request joining
-		// before its first token, (in bulk) a last cycle that leaves a
-		// finishing member out, and (with the timeout) idle client
-		// deadlines.
+		// before its first token, a client send and an engine's admission
+		// (after which it ends the step and stops), (in bulk) a last cycle
+		// that leaves a finishing member out, and (with the timeout) idle
+		// client deadlines.
 		sm := got.seams
 		require.Positive(t, sm.streamed, tw.name)
 		require.Positive(t, sm.early, tw.name)
+		require.Positive(t, sm.sends, tw.name)
+		require.Positive(t, sm.admits, tw.name)
 		if strings.HasSuffix(tw.name, "no step sink") {
 			require.Positive(t, sm.leaves, tw.name)
 		}

@@ -41,6 +41,7 @@ type Core struct {
 	done      []*engine.Request
 	pipe      pipeline
 	stream    stream // the client side of the decode cohort
+	admitted  bool   // the k-step advance admitted a request to this core (cohortevents.go)
 	Steps     int64
 }
 

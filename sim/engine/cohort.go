@@ -44,6 +44,9 @@ type cohort struct {
 	// sumBase is Σ (NumComputed − coSched) over the active members: the
 	// cycle-k decode context sum is sumBase + active × k.
 	sumBase int
+	// minLast is the members' least last cycle (coLast), nMin how many
+	// have it; nMin 0 when unknown (CohortSpan finds it again).
+	minLast, nMin int
 	// due holds, by cycle modulo its length (a power of two, at least
 	// BlockSize + 2), the members whose schedule in that cycle needs them:
 	// a block to allocate or hash, the last cycle passed (async), or their
@@ -132,6 +135,12 @@ func (s *Scheduler) join(j int) {
 		}
 		co.n++
 		co.active++
+		switch {
+		case co.n == 1 || (co.nMin > 0 && last < co.minLast):
+			co.minLast, co.nMin = last, 1
+		case co.nMin > 0 && last == co.minLast:
+			co.nMin++
+		}
 		co.sumBase += r.NumComputed - r.coSched
 	}
 }
@@ -282,6 +291,9 @@ func sortByIndex(v []*Request) {
 // active when its last cycle is the latest scheduled (no lag).
 func (co *cohort) leave(r *Request) {
 	co.n--
+	if co.nMin > 0 && r.coLast == co.minLast {
+		co.nMin-- // (at 0, unknown)
+	}
 	if r.coLast >= co.cycle {
 		co.active--
 		co.sumBase -= r.NumComputed - r.coSched
@@ -382,7 +394,7 @@ func (s *Scheduler) Dissolve() {
 		clear(co.finishing[i])
 		co.finishing[i] = co.finishing[i][:0]
 	}
-	co.n, co.active, co.sumBase = 0, 0, 0
+	co.n, co.active, co.sumBase, co.nMin = 0, 0, 0, 0
 	co.sampled = co.cycle
 }
 

@@ -16,6 +16,11 @@ func (s *Scheduler) cohortWhole() bool {
 		(s.numWaiting == 0 || n >= s.cfg.MaxNumSeqs)
 }
 
+// CohortWhole tells whether the cohort's next cycle would be the whole
+// schedule (cohortWhole): false once a request waits that the schedule
+// could admit.
+func (s *Scheduler) CohortWhole() bool { return s.cohortWhole() }
+
 // CohortSpan is how many cycles after the latest scheduled the cohort
 // can be advanced in bulk (AdvanceCohort) with each cycle's schedule
 // exactly what Schedule would make of it: the members are the whole
@@ -33,15 +38,19 @@ func (s *Scheduler) CohortSpan() int {
 		return 0
 	}
 	n := co.n
-	last, leave := s.running[0].coLast, 1
-	for _, r := range s.running[1:] {
-		if r.coLast < last {
-			last, leave = r.coLast, 0
+	if co.nMin == 0 { // unknown since a member left (kept as members join)
+		last, leave := s.running[0].coLast, 1
+		for _, r := range s.running[1:n] {
+			if r.coLast < last {
+				last, leave = r.coLast, 0
+			}
+			if r.coLast == last {
+				leave++
+			}
 		}
-		if r.coLast == last {
-			leave++
-		}
+		co.minLast, co.nMin = last, leave
 	}
+	last, leave := co.minLast, co.nMin
 	// The schedule of cycle coLast + 1 leaves a member out (lag 1): it
 	// may be the last, when a member stays (with none the schedule would
 	// dissolve the cohort); the sample of cycle coLast, which finishes

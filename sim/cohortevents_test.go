@@ -1,0 +1,62 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPastEventsTie: the k-step advance handles an idle client deadline
+// inside a step and tells whether the step, ending at 100 ns, ends first:
+// before the next deadline that one queued at 100 ns (as stepping one by
+// one queues the step's end at its start, before it), and after an event
+// at 100 ns queued before the step started.
+func TestPastEventsTie(t *testing.T) {
+	build := func(live bool) *Sim {
+		s := &Sim{scrapeAt: math.MaxInt64}
+		s.client.cfg.TimeoutNs = 50
+		s.client.deadlines = []timeout{{r: &record{recordHead: recordHead{done: true}}, sent: 0},
+			{r: &record{recordHead: recordHead{done: !live}}, sent: 50}}
+		s.queue.push(50, deadlineDue{})
+		return s
+	}
+	// The first deadline (50 ns) is idle: popped, it queues the second
+	// at 100 ns, during the step: the step ends first, live or not.
+	for _, live := range []bool{false, true} {
+		s := build(live)
+		h, first := s.pastEvents(&Core{}, 100, s.queue.next())
+		require.Equal(t, int64(100), h)
+		require.True(t, first)
+		require.Equal(t, 1, s.client.deadHead)
+		require.Equal(t, int64(1), s.kSeams.deadlines)
+	}
+	// An event at 100 ns queued before the step: it goes first.
+	s := build(false)
+	s.queue.push(100, kick{})
+	h, first := s.pastEvents(&Core{}, 100, s.queue.next())
+	require.Equal(t, int64(100), h)
+	require.False(t, first)
+	// Ending at 99 ns, the step ends before the second deadline; at
+	// 101 ns, after it: handled too when idle, else it ends the advance.
+	s = build(true)
+	_, first = s.pastEvents(&Core{}, 99, s.queue.next())
+	require.True(t, first)
+	s = build(true)
+	h, first = s.pastEvents(&Core{}, 101, s.queue.next())
+	require.Equal(t, int64(100), h)
+	require.False(t, first)
+	require.Equal(t, 1, s.client.deadHead)
+	s = build(false)
+	h, first = s.pastEvents(&Core{}, 101, s.queue.next())
+	require.Equal(t, int64(MaxClockNs+1), h)
+	require.True(t, first)
+	require.Equal(t, 2, s.client.deadHead)
+	// A deadline that expires its request is not handled.
+	s = build(true)
+	s.client.deadlines[0].r.done = false
+	h, first = s.pastEvents(&Core{}, 100, s.queue.next())
+	require.Equal(t, int64(50), h)
+	require.False(t, first)
+	require.Equal(t, 0, s.client.deadHead)
+}
