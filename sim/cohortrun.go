@@ -56,6 +56,7 @@ func (c *Core) cohortRun(s *Sim) {
 	// every later step has n (reprice).
 	if !c.Async || !c.hasNext || n == 0 || len(cur.Items) != 0 || next.Cohort != n || len(next.Items) != 0 ||
 		next.NumRunning != n || len(c.Sched.Cohort()) != n || s.err != nil || sc.cycle != cur.CohortCycle()-1 {
+		c.endBefore(s)
 		return
 	}
 	if s.stepSink == nil {
@@ -131,6 +132,50 @@ func (c *Core) cohortRun(s *Sim) {
 			break
 		}
 	}
+	c.endBefore(s)
+}
+
+// endBefore ends the step begun, a decode cycle of the cohort alone
+// whose next step is more (an admission's prefill, most often: the
+// advance stopped for it), where launch would end it (before every
+// queued event and the next replica scrape), when its members' chunks
+// lie on one line and nobody finishes: its record, tokens (in the line's
+// form, as streamBulk would) and sample; then it begins the next step as
+// launch would (begin), for launch to go on with.
+func (c *Core) endBefore(s *Sim) {
+	cur, sc := c.cur, &c.stream
+	n := cur.Cohort
+	if !c.Async || !c.hasNext || n == 0 || len(cur.Items) != 0 || len(c.next.Items) == 0 || s.err != nil ||
+		sc.cycle != cur.CohortCycle()-1 || len(sc.segs) != 1 || sc.segs[0].to != n || len(c.Sched.Finishing(cur)) > 0 {
+		return
+	}
+	svc, delay := s.tokSvc, s.tokDelay
+	end, a, span := c.stepStart+c.cost.WallNs, sc.segs[0].a, int64(n)*svc
+	base := end
+	if svc > 0 {
+		base = max(sc.api.free, end)
+	}
+	if end >= min(s.queue.next(), s.scrapeAt, MaxClockNs+1) || base+span+delay >= sc.minRunEnd || end-a < span-svc {
+		return // an event first, a new peak second, or a merge
+	}
+	if len(s.retired) > 0 {
+		s.reuse()
+	}
+	s.now = end
+	c.record(s, cur, c.stepStart, false)
+	if g := base - a; !s.itl.addLast(g, int64(n)) {
+		s.itl.AddN(g, int64(n))
+	}
+	sc.segs[0].a = base
+	if svc > 0 {
+		sc.api.free = base + span
+	}
+	sc.cycle = cur.CohortCycle()
+	s.macroSteps++
+	s.kSteps++
+	s.kSeams.before++
+	c.Sched.SampleCohort(cur, nil)
+	c.begin(s) // (the next step has items: it begins)
 }
 
 // cohortBulk is cohortRun without a step sink: the cycles' ends, tokens
@@ -289,6 +334,7 @@ func (c *Core) cohortBulk(s *Sim) {
 	c.cur.ScheduledNs, c.next.ScheduledNs = prevStart, start
 	c.stepStart, c.cost = start, cost
 	c.batch.DecodeCtxSum = c.cur.DecodeCtxSum
+	c.endBefore(s) // (after an admission, the step after it)
 }
 
 // seams counts the k-step advance's ways past what used to end it (the
@@ -296,9 +342,10 @@ func (c *Core) cohortBulk(s *Sim) {
 // would, the first after members left or joined (streamCycle); bulk
 // advances whose last cycle's schedule leaves members out; consents to
 // a request joining the cohort before its first token came (canStream);
-// client deadlines, sends and admissions handled inside it (pastEvents).
+// client deadlines, sends and admissions handled inside it (pastEvents);
+// steps ended before a step that is more than a cohort cycle (endBefore).
 type seams struct {
-	streamed, leaves, early, deadlines, sends, admits int64
+	streamed, leaves, early, deadlines, sends, admits, before int64
 }
 
 // reprice prices the cohort's decode step (c.batch) at decode context

@@ -130,7 +130,7 @@ func (s *Scheduler) join(j int) {
 			return
 		}
 		r.coFirst, r.coLast, r.coSched, r.coSampled, r.coIdx = j, last, j-1, j-1, co.n
-		if !s.plan(r, j) {
+		if !s.plan(r, j, 0) {
 			return
 		}
 		co.n++
@@ -152,11 +152,13 @@ func (s *Scheduler) join(j int) {
 // schedule). Its counts are as of the schedule of cycle j. A block is
 // allocated just in time, so the next block event is at most BlockSize
 // cycles away: the ring never wraps onto a cycle not yet run (false,
-// filing nothing, for a request whose blocks reach further).
-func (s *Scheduler) plan(r *Request, j int) bool {
+// filing nothing, for a request whose blocks reach further). With ahead
+// > 0, r's computed and output tokens are taken ahead more (as of a
+// later cycle's schedule: dueWork re-plans from the next).
+func (s *Scheduler) plan(r *Request, j, ahead int) bool {
 	bs := s.cfg.BlockSize
-	tb := len(r.Blocks)*bs - r.NumComputed                  // cycle j+tb's token starts a block
-	th := (r.numHashed+1)*bs - r.PromptTokens - r.NumOutput // cycle j+th's schedule sees a full block
+	tb := len(r.Blocks)*bs - r.NumComputed - ahead                  // cycle j+tb's token starts a block
+	th := (r.numHashed+1)*bs - r.PromptTokens - r.NumOutput - ahead // cycle j+th's schedule sees a full block
 	k := r.coLast + s.co.lag
 	if t := j + max(0, min(tb, th)); t <= r.coLast {
 		k = min(k, t)
@@ -262,12 +264,7 @@ func (s *Scheduler) dueWork(slot *[]*Request, list []*Request, j int) {
 		}
 		if j < r.coLast+co.lag {
 			// Re-plan from the next cycle: its counts then are one token on.
-			r.NumComputed++
-			r.NumOutput++
-			ok := s.plan(r, j+1)
-			r.NumComputed--
-			r.NumOutput--
-			if !ok {
+			if !s.plan(r, j+1, 1) {
 				panic("engine: a cohort member's next block beyond the due ring") // a bug, not input
 			}
 		}

@@ -77,7 +77,9 @@ func (s *Scheduler) AdvanceCohort(k int) (oldest, newest *Step) {
 	co := &s.co
 	last := co.cycle + k
 	for j := co.cycle + 1; j < last; j++ {
-		s.dueCycle(j)
+		if len(co.due[j&co.dueMask]) > 0 { // (a cycle with none costs no call)
+			s.dueCycle(j)
+		}
 	}
 	// As the schedule of cycle last − 1 left them (that of last may
 	// leave members out).
