@@ -68,7 +68,7 @@ func (c *client) pushNextArrival(s *Sim) {
 		c.nextSend++
 	}
 	if c.nextSend < len(st.Requests) {
-		p := st.Requests[c.nextSend]
+		p := &st.Requests[c.nextSend]
 		c.nextSend++
 		s.queue.push(c.stageStart+p.At, clientSend{s.newRecord(p)})
 	}
@@ -79,7 +79,7 @@ func (c *client) arrive(s *Sim, r *record) {
 		st := &c.plan.Stages[c.stage]
 		for c.nextSend < len(st.Requests) && !st.Requests[c.nextSend].ClosedLoop && st.Requests[c.nextSend].At == r.plan.At {
 			c.admit(s, r)
-			r = s.newRecord(st.Requests[c.nextSend])
+			r = s.newRecord(&st.Requests[c.nextSend])
 			c.nextSend++
 		}
 	}
@@ -144,7 +144,7 @@ func (c *client) expired(s *Sim) {
 // still ends its turn; the conversation goes on.
 func (c *client) done(s *Sim, r *record) {
 	if n := r.plan.Next; n > 0 {
-		p := c.plan.Stages[r.plan.Stage].Requests[n]
+		p := &c.plan.Stages[r.plan.Stage].Requests[n]
 		next := s.newRecord(p)
 		next.req.InheritHashes(&r.req, int(r.plan.ReusedTokens))
 		c.turns.add(s, r.out.FinishNs+p.ThinkNs, next)

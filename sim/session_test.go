@@ -171,7 +171,7 @@ func TestPendingSendsInTimeOrder(t *testing.T) {
 	}
 	s := tinySim(false, reqs, nil)
 	for i, at := range []int64{50, 20, 20, 90, 10} {
-		s.client.turns.add(s, at*ms, s.newRecord(reqs[i]))
+		s.client.turns.add(s, at*ms, s.newRecord(&reqs[i]))
 	}
 	assert.Equal(t, 3, s.queue.len(), "armed at 50, then 20, then 10: two stale events")
 	res := s.Run()

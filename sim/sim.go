@@ -325,7 +325,7 @@ func (s *Sim) expire(r *record, gen uint32) {
 
 // newRecord creates the in-flight record of a planned request: a
 // completed request's record when there is one, else a new one.
-func (s *Sim) newRecord(p workload.Request) *record {
+func (s *Sim) newRecord(p *workload.Request) *record {
 	var r *record
 	if n := len(s.free); n > 0 {
 		r = s.free[n-1]
@@ -340,7 +340,7 @@ func (s *Sim) newRecord(p workload.Request) *record {
 	}
 	r.recordHead = recordHead{gen: r.gen}
 	r.recordTail = recordTail{plan: p}
-	r.req.Reuse(engineRequest(&p)) // its block and hash buffers serve again
+	setEngineRequest(&r.req, p) // its block and hash buffers serve again
 	r.req.Data = r
 	if s.disagg != nil {
 		r.phase = phasePrefill
@@ -350,14 +350,14 @@ func (s *Sim) newRecord(p workload.Request) *record {
 	return r
 }
 
-// engineRequest is the engine's view of a planned request: lengths and
-// content identities.
-func engineRequest(p *workload.Request) engine.Request {
-	return engine.Request{
-		ID: int(p.ID), PromptTokens: int(p.PromptTokens), MaxTokens: int(p.OutputTokens),
-		PrefixKey: p.PrefixKey, PrefixTokens: int(p.PrefixTokens), ContentKey: p.ContentKey, UniquePrompt: p.UniquePrompt,
-		Segments: p.Segments, OutputKey: p.OutputKey, ReusedTokens: int(p.ReusedTokens), Priority: p.Priority,
-	}
+// setEngineRequest makes r the engine's view of a planned request:
+// lengths and content identities (r's block and hash buffers kept,
+// engine.Request.Reset).
+func setEngineRequest(r *engine.Request, p *workload.Request) {
+	r.Reset()
+	r.ID, r.PromptTokens, r.MaxTokens = int(p.ID), int(p.PromptTokens), int(p.OutputTokens)
+	r.PrefixKey, r.PrefixTokens, r.ContentKey, r.UniquePrompt = p.PrefixKey, int(p.PrefixTokens), p.ContentKey, p.UniquePrompt
+	r.Segments, r.OutputKey, r.ReusedTokens, r.Priority = p.Segments, p.OutputKey, int(p.ReusedTokens), p.Priority
 }
 
 // recordChunk is how many records newRecord allocates at once.
