@@ -46,8 +46,19 @@ type BlockPool struct {
 	// recently, whose state has left the CPU's caches (reading it was
 	// 31 % of BenchmarkMillion's time).
 	stale, freeHashed int
-	cached            hashIndex
-	caching           bool
+	// lazy counts the ring's top entries (qtail − lazy … qtail − 1)
+	// that FreePrivate queued without touching their blocks' state: a
+	// private block's state stays as its holder left it (refCnt 1, pos
+	// unset) while it sits there, and is written only if it is still
+	// there when the free queue stops being all alike blocks (a hashed
+	// block freed, or any other freeing: materialize). A block handed
+	// out again from there needs no write at all: a random prompt's
+	// blocks are freed and handed out again in turn, and writing their
+	// state twice was ~30 instructions a block (BenchmarkMillion). Lazy
+	// entries exist only while stale and freeHashed are 0.
+	lazy    uint32
+	cached  hashIndex
+	caching bool
 	// Evictions counts cached blocks handed out again (their hash dropped).
 	Evictions int64
 }
@@ -55,7 +66,7 @@ type BlockPool struct {
 // blockMeta is one block's state.
 type blockMeta struct {
 	hash   uint64 // 0 = not a cached full block
-	pos    uint32 // the sequence number of its live free-queue entry (refCnt 0)
+	pos    uint32 // the sequence number of its live free-queue entry (refCnt 0; a lazy entry's block: unset, see lazy)
 	refCnt int32  // requests holding it; 0 = free (in the free queue unless fresh)
 }
 
@@ -95,6 +106,9 @@ func (p *BlockPool) Usage() float64 {
 // growRing makes room for one more entry: the live entries, in order, in
 // a ring twice as long unless stale ones fill half of it.
 func (p *BlockPool) growRing() {
+	if p.lazy > 0 {
+		p.materialize()
+	}
 	mask, live := uint32(len(p.ring)-1), 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
 		if p.ring[seq&mask] >= 0 {
@@ -125,8 +139,9 @@ func (p *BlockPool) Lookup(h uint64) int32 {
 	return p.cached.get(h)
 }
 
-// Touch takes a reference on cached blocks a request reuses, pulling free
-// ones out of the free queue. The pool's counts are kept in locals and
+// Touch takes a reference on cached blocks a request reuses (cache hits:
+// blocks holding a hash, never a lazy entry's), pulling free ones out of
+// the free queue. The pool's counts are kept in locals and
 // written once (a block's state is one load and one store per block:
 // 33 instructions a block before, on BenchmarkSimulateCodegen where an
 // admission touches ~35 cached blocks).
@@ -172,17 +187,32 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 		// grown once (no append in the loop): stores to the pool made
 		// every block reload them (30 instructions a block:
 		// BenchmarkMillion's admissions).
+		// Lazy entries first: their blocks' state already says held.
 		ring, meta, qtail := p.ring, p.meta, p.qtail
 		mask := uint32(len(ring) - 1)
 		k := min(n, int(qtail-p.qhead))
 		d0 := len(dst)
 		dst = slices.Grow(dst, k)[:d0+k]
 		out := dst[d0:]
-		for j := range out {
+		lz := min(uint32(k), p.lazy)
+		if lo := (qtail - lz) & mask; lz > 0 && int(lo+lz) <= len(ring) {
+			// Not wrapping round: copied, then reversed (most recent
+			// first), where a loop was 17 instructions a block.
+			copy(out[:lz], ring[lo:lo+lz])
+			slices.Reverse(out[:lz])
+			qtail -= lz
+		} else {
+			for j := range out[:lz] {
+				qtail--
+				out[j] = ring[qtail&mask]
+			}
+		}
+		p.lazy -= lz
+		for j := range out[lz:] {
 			qtail--
 			b := ring[qtail&mask]
 			meta[b].refCnt = 1
-			out[j] = b
+			out[int(lz)+j] = b
 		}
 		p.qtail = qtail
 		n -= k
@@ -209,7 +239,11 @@ func (p *BlockPool) take1() int32 {
 		qtail-- // as Allocate: the most recently freed
 		b := p.ring[qtail&uint32(len(p.ring)-1)]
 		p.qtail = qtail
-		p.meta[b].refCnt = 1
+		if p.lazy > 0 {
+			p.lazy-- // its state says held already
+		} else {
+			p.meta[b].refCnt = 1
+		}
 		return b
 	}
 	if b := p.fresh; b < int32(p.numBlocks) {
@@ -267,6 +301,14 @@ func (p *BlockPool) Free(blocks []int32) { p.free(blocks, false) }
 // on BenchmarkSimulateCodegen); otherwise free grows the ring as it
 // fills.
 func (p *BlockPool) FreeTailFirst(blocks []int32) {
+	if p.lazy > 0 {
+		p.materialize()
+	}
+	p.freeTailFirst(blocks)
+}
+
+// freeTailFirst is FreeTailFirst without lazy entries.
+func (p *BlockPool) freeTailFirst(blocks []int32) {
 	if int(p.qtail-p.qhead)+len(blocks) > len(p.ring) {
 		p.free(blocks, true)
 		return
@@ -293,9 +335,52 @@ func (p *BlockPool) FreeTailFirst(blocks []int32) {
 	p.qtail = qtail
 }
 
+// FreePrivate is FreeTailFirst of a request's blocks that no other
+// request holds and that hold no hash (a unique prompt's, never
+// preempted, that hit nothing: Scheduler.freeBlocks says), lazily: while
+// every free block is alike and the ring has room, their entries are
+// queued without touching their state (lazy). Otherwise it is
+// FreeTailFirst. The free queue's order is the same either way.
+func (p *BlockPool) FreePrivate(blocks []int32) {
+	if p.stale != 0 || p.freeHashed != 0 || int(p.qtail-p.qhead)+len(blocks) > len(p.ring) {
+		p.FreeTailFirst(blocks)
+		return
+	}
+	ring, qtail, n := p.ring, p.qtail, uint32(len(blocks))
+	mask := uint32(len(ring) - 1)
+	if lo := qtail & mask; int(lo+n) <= len(ring) {
+		// Not wrapping round: copied, then reversed (tail first), where
+		// a loop was 10 instructions a block.
+		copy(ring[lo:lo+n], blocks)
+		slices.Reverse(ring[lo : lo+n])
+	} else {
+		for i := len(blocks) - 1; i >= 0; i-- {
+			ring[(qtail+n-1-uint32(i))&mask] = blocks[i]
+		}
+	}
+	p.numFree += len(blocks)
+	p.lazy += n
+	p.qtail = qtail + n
+}
+
+// materialize writes the lazy entries' blocks' state: free, at their
+// entries.
+func (p *BlockPool) materialize() {
+	ring, meta := p.ring, p.meta
+	mask := uint32(len(ring) - 1)
+	for seq := p.qtail - p.lazy; seq != p.qtail; seq++ {
+		m := &meta[ring[seq&mask]]
+		m.refCnt, m.pos = 0, seq
+	}
+	p.lazy = 0
+}
+
 // free is Free, of blocks in reverse order when tailFirst, growing the
 // ring whenever it is full.
 func (p *BlockPool) free(blocks []int32, tailFirst bool) {
+	if p.lazy > 0 {
+		p.materialize()
+	}
 	k, dk := 0, 1 // blocks[k] next, k moving by dk
 	if tailFirst {
 		k, dk = len(blocks)-1, -1
@@ -329,6 +414,9 @@ func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 func (p *BlockPool) Cache(b int32, h uint64) {
 	if !p.caching || h == 0 {
 		return
+	}
+	if p.lazy > 0 {
+		p.materialize() // not expected: callers cache blocks they hold
 	}
 	if m := &p.meta[b]; m.refCnt == 0 && m.hash == 0 {
 		p.freeHashed++ // not expected (callers cache blocks they hold), kept exact

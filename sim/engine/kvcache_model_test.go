@@ -77,11 +77,15 @@ func (m *listPool) cache(b int32, h uint64) {
 // operation. Hashes repeat (two requests filling a block with the same
 // tokens), requests free several blocks at once tail first, and half the
 // runs allocate rarely, so that hits and frees fill the ring with stale
-// entries and it grows while some of them are a block freed again.
+// entries and it grows while some of them are a block freed again; in a
+// third of the runs blocks are rarely hashed, so that requests holding
+// no hash and no shared block are freed lazily (FreePrivate) and their
+// blocks handed out again from the lazy entries.
 func TestBlockPoolMatchesList(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
+	privates, lazyTaken := 0, 0
 	for _, n := range []int{2, 3, 9, 40, 300} {
-		for trial := 0; trial < 4; trial++ {
+		for trial := 0; trial < 6; trial++ {
 			p, m := NewBlockPool(n, 16, true), newListPool(n)
 			pair := map[int32]int32{} // pool block -> list block, for held and hashed blocks
 			var reqs [][]int32        // each request's pool blocks
@@ -93,6 +97,11 @@ func TestBlockPoolMatchesList(t *testing.T) {
 					// Few allocations: the head stays put while cache
 					// hits and frees fill the ring with stale entries.
 					op = 2 + rng.IntN(5)
+				}
+				if trial >= 4 && op >= 3 && rng.IntN(16) != 0 {
+					// Few hashes: the free blocks mostly all alike, freed
+					// lazily (FreePrivate) and handed out again.
+					op = rng.IntN(3)
 				}
 				switch {
 				case op == 0 && p.NumFree() > 0: // a request allocates
@@ -117,9 +126,17 @@ func TestBlockPoolMatchesList(t *testing.T) {
 					for j, b := range bs {
 						mb[j] = pair[b]
 					}
-					if i%2 == 0 {
+					private := true // no hash, no other holder: FreePrivate's case
+					for _, b := range reqs[r] {
+						private = private && p.meta[b].refCnt == 1 && p.meta[b].hash == 0
+					}
+					switch {
+					case private && i%3 != 0:
+						p.FreePrivate(reqs[r])
+						privates++
+					case i%2 == 0:
 						p.Free(bs)
-					} else {
+					default:
 						p.FreeTailFirst(reqs[r])
 					}
 					m.freeBlocks(mb)
@@ -181,12 +198,19 @@ func TestBlockPoolMatchesList(t *testing.T) {
 						holders[b]++
 					}
 				}
+				lazy := make([]bool, n)
+				for seq := p.qtail - p.lazy; seq != p.qtail; seq++ {
+					b := p.ring[seq&uint32(len(p.ring)-1)]
+					holders[b]++ // a lazy entry's block says held
+					lazy[b] = true
+					lazyTaken++
+				}
 				seen := map[int32]bool{}
 				for b := int32(1); b < int32(n); b++ {
 					if holders[b] != int(p.meta[b].refCnt) {
 						t.Fatalf("n %d op %d: block %d has %d references, %d holders", n, i, b, p.meta[b].refCnt, holders[b])
 					}
-					if holders[b] > 0 {
+					if holders[b] > 0 && !lazy[b] {
 						mb := pair[b]
 						if seen[mb] || m.ref[mb] != holders[b] || m.hash[mb] != p.meta[b].hash {
 							t.Fatalf("n %d op %d: block %d (hash %x) pairs with list block %d (paired twice %v, %d references, hash %x)",
@@ -215,6 +239,9 @@ func TestBlockPoolMatchesList(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("private frees %d, lazy entries seen %d", privates, lazyTaken)
+	require.Greater(t, privates, 2000)
+	require.Greater(t, lazyTaken, 15000)
 }
 
 // freeHashes is the list's free queue as hashes, in order.

@@ -460,7 +460,9 @@ func (s *Scheduler) preempt(r *Request) {
 			s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
 		}
 	}
-	s.freeBlocks(r)
+	s.Pool.FreeTailFirst(r.Blocks) // hashed above: not private
+	r.Blocks = r.Blocks[:0]
+	r.numHashed = 0
 	r.NumComputed = 0
 	r.Pending = 0
 	r.ExternalTokens = 0
@@ -473,8 +475,16 @@ func (s *Scheduler) preempt(r *Request) {
 	}
 }
 
+// freeBlocks frees r's blocks, tail first. Those of a request no other
+// can share a block with (nothing shareable: numShareable 0), that hit
+// nothing (CachedTokens 0) and was never preempted hold no hash and no
+// other holder: FreePrivate queues them lazily.
 func (s *Scheduler) freeBlocks(r *Request) {
-	s.Pool.FreeTailFirst(r.Blocks)
+	if r.Preemptions == 0 && r.CachedTokens == 0 && r.numShareable(s.cfg.BlockSize) == 0 {
+		s.Pool.FreePrivate(r.Blocks)
+	} else {
+		s.Pool.FreeTailFirst(r.Blocks)
+	}
 	r.Blocks = r.Blocks[:0]
 	r.numHashed = 0
 }
