@@ -100,7 +100,7 @@ func (s *Sim) cohortTokens(c *Core, st *engine.Step, done []*engine.Request) []*
 	sc := &c.stream
 	j := st.CohortCycle()
 	svc, delay := s.tokSvc, s.tokDelay
-	s.streamCycle(c, st)
+	s.streamCycle(c, j, st.Cohort)
 	if fins := c.Sched.Finishing(st); len(fins) > 0 { // most cycles: none
 		for _, q := range fins {
 			sc.apply(q.Data.(*record), j, q.CohortIndex(), svc, delay)
@@ -114,12 +114,11 @@ func (s *Sim) cohortTokens(c *Core, st *engine.Step, done []*engine.Request) []*
 	return c.Sched.SampleCohort(st, done)
 }
 
-// streamCycle streams the tokens of step st's cohort members at s.now,
+// streamCycle streams the tokens of cohort cycle j's n members at s.now,
 // segment by segment (streamBulk) or, when they could reach a new peak
 // second or lie on too many lines, one by one (streamEach).
-func (s *Sim) streamCycle(c *Core, st *engine.Step) {
+func (s *Sim) streamCycle(c *Core, j, n int) {
 	sc := &c.stream
-	j, n := st.CohortCycle(), st.Cohort
 	members := c.Sched.Cohort()[:n]
 	now, svc, delay := s.now, s.tokSvc, s.tokDelay
 	// Members that joined for this step come last.

@@ -36,11 +36,14 @@ import "frontier/predictor"
 // Its seams (counted in seams for the tests): the first cycle after
 // members left or joined (their chunks on several lines, or joiners not
 // yet on one) streams as cohortTokens does (streamCycle), the line's
-// form going on after it; a request joins before its first token comes
-// (canStream); the last cycle scheduled may leave a finishing member out
-// (engine.Scheduler.CohortSpan), so only the finishing step itself ends
-// on the general path; client deadlines that find their request
-// completed, and client sends, do not end it (pastEvents).
+// form going on after it, and in bulk so does a cycle whose chunks reach
+// a new peak second or merge; a request joins before its first token
+// comes (canStream); the last cycle scheduled may leave a finishing
+// member out (engine.Scheduler.CohortSpan), so only the finishing step
+// itself ends on the general path; client deadlines that find their
+// request completed, client sends and engine admissions are handled
+// where Sim.Run would (pastEvents, cohortevents.go); the step before an
+// admission's prefill step ends here too (endBefore).
 //
 // Async scheduling only (the next step is scheduled when a step starts);
 // the caller (launch) has just begun a step. Step by step
@@ -109,7 +112,7 @@ func (c *Core) cohortRun(s *Sim) {
 			s.macroSteps++
 			sc.cycle = cur.CohortCycle()
 		} else {
-			s.streamCycle(c, cur) // the first cycle after a leave or join: as cohortTokens streams it
+			s.streamCycle(c, cur.CohortCycle(), n) // the first cycle after a leave or join: as cohortTokens streams it
 			s.kSeams.streamed++
 		}
 		s.kSteps++
@@ -184,9 +187,9 @@ func (c *Core) endBefore(s *Sim) {
 // scheduler takes them in one call (AdvanceCohort: the due members'
 // block work, cycle by cycle) and the core and its stream are left as
 // the last cycle leaves them. The first cycle after a member left or
-// joined streams as cohortTokens would (streamCycle); the cycles after
-// it go on in the line's closed form while the members' chunks lie on
-// one line.
+// joined, and a cycle whose chunks reach a new peak second or merge,
+// stream as cohortTokens would (streamCycle); the cycles after go on in
+// the line's closed form while the members' chunks lie on one line.
 func (c *Core) cohortBulk(s *Sim) {
 	span := c.Sched.CohortSpan()
 	cur, next, sc := c.cur, c.next, &c.stream
@@ -213,7 +216,7 @@ func (c *Core) cohortBulk(s *Sim) {
 			}
 		}
 		s.now = end
-		s.streamCycle(c, cur)
+		s.streamCycle(c, cur.CohortCycle(), int(n))
 		s.kSeams.streamed++
 		prevStart, start = start, end
 		cost, lo, hi = c.reprice(s, ctx, int(n))
@@ -274,14 +277,30 @@ func (c *Core) cohortBulk(s *Sim) {
 		if svc > 0 {
 			base = max(free, end)
 		}
-		if base+width+delay >= sc.minRunEnd || end-a < width-svc {
-			c.admitted = false // (the step ends on the general path)
-			break              // a new peak second, or a merge
+		if base+width+delay < sc.minRunEnd && end-a >= width-svc {
+			if g := base - a; !s.itl.addLast(g, n) {
+				s.itl.AddN(g, n)
+			}
+			a, free = base, base+width
+		} else {
+			// A member's chunk reaches a new peak second, or merges: the
+			// cycle streams as cohortTokens would (streamCycle: one by
+			// one, or segment by segment), the line's form going on after
+			// it when the members' chunks lie on one line again.
+			sc.segs[0].a, sc.cycle = a, cur.CohortCycle()+k-1
+			if svc > 0 {
+				sc.api.free = free
+			}
+			s.now = end
+			s.streamCycle(c, cur.CohortCycle()+k, int(n))
+			s.kSeams.streamed++
+			if line = len(sc.segs) == 1 && sc.segs[0].to == int(n); line {
+				a = sc.segs[0].a
+				if svc > 0 {
+					free = sc.api.free
+				}
+			}
 		}
-		if g := base - a; !s.itl.addLast(g, n) {
-			s.itl.AddN(g, n)
-		}
-		a, free = base, base+width
 		prevStart, start = start, end
 		if ctx < lo || ctx >= hi {
 			s.now = end // (checkStep's message)
