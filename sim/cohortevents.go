@@ -12,7 +12,10 @@ package sim
 //   - a client send (clientSend: the request reaches the API server,
 //     which takes it in, and the engine gets it later, an engineAdmit
 //     event): it touches the API server's free time, which the
-//     advance's streaming then reads;
+//     advance's streaming then reads. Not when the replicas' router
+//     reads live metrics (replicas.metrics_interval_ms 0): its scrape
+//     reads every core's KV blocks in use, which the bulk advance
+//     allocates only at its end (Scheduler.AdvanceCohort);
 //   - an engine's admission (engineAdmit: the request joins an engine's
 //     waiting queue). When it is this core's and the next schedule would
 //     admit it (Scheduler.CohortWhole no longer holds), the advance ends
@@ -27,15 +30,18 @@ package sim
 // tells its caller which of the two the earliest event is.
 
 // pastEvents handles the events queued before end, ns (the end of the
-// step the advance would take next; horizon ≤ end is the earliest queued
-// event or replica scrape) that the advance may handle, as Sim.Run would,
+// step begun at start that the advance would take next; horizon ≤ end is
+// the earliest queued event or replica scrape) that the advance may handle, as Sim.Run would,
 // and returns the horizon after them, and whether the step ends first:
 // before every queued event and the next scrape, or at the same instant
 // as the earliest event, which an event handled here queued. It stops at
 // any other event, a deadline that expires a request, and a replica
-// scrape. The caller's API server state must be as the events find it
-// (its free time written back), and it reads it again after.
-func (s *Sim) pastEvents(c *Core, end, horizon int64) (int64, bool) {
+// scrape. When it handled one, it marks the step (Core.endMark): should
+// the step end on the general path, launch queues its end before the
+// events queued during the step, as stepping one by one would have. The
+// caller's API server state must be as the events find it (its free time
+// written back), and it reads it again after.
+func (s *Sim) pastEvents(c *Core, start, end, horizon int64) (int64, bool) {
 	mark := s.queue.seq // events queued after this were queued during the step
 	for horizon < end && horizon < s.scrapeAt && !c.admitted {
 		it, ok := s.queue.peek()
@@ -52,6 +58,9 @@ func (s *Sim) pastEvents(c *Core, end, horizon int64) (int64, bool) {
 			cl.expired(s)
 			s.kSeams.deadlines++
 		case clientSend, engineAdmit:
+			if _, send := ev.(clientSend); send && s.replicas.live() {
+				return horizon, false // its route reads the cores' KV blocks
+			}
 			s.queue.pop()
 			if len(s.retired) > 0 {
 				s.reuse() // (as Sim.Run after the event before)
@@ -68,6 +77,7 @@ func (s *Sim) pastEvents(c *Core, end, horizon int64) (int64, bool) {
 		default:
 			return horizon, false
 		}
+		c.marked, c.endMark, c.markStart, c.markEnd = true, mark, start, end
 		horizon = min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
 	}
 	if end < horizon {

@@ -79,7 +79,7 @@ func (c *Core) cohortRun(s *Sim) {
 		if !endFirst {
 			// (An admission to this core ends the loop below: CohortCycle
 			// refuses the next cycle, Schedule admits it.)
-			horizon, endFirst = s.pastEvents(c, end, horizon)
+			horizon, endFirst = s.pastEvents(c, c.stepStart, end, horizon)
 			c.admitted = false
 		}
 		if !endFirst || len(c.Sched.Finishing(cur)) > 0 || (!line && !firstCycle) {
@@ -210,7 +210,7 @@ func (c *Core) cohortBulk(s *Sim) {
 		end := start + cost.WallNs
 		if end >= horizon {
 			ok := false
-			if horizon, ok = s.pastEvents(c, end, horizon); !ok || c.admitted {
+			if horizon, ok = s.pastEvents(c, start, end, horizon); !ok || c.admitted {
 				c.admitted = false
 				return // (launch ends the step, the next schedule admits)
 			}
@@ -260,7 +260,7 @@ func (c *Core) cohortBulk(s *Sim) {
 				sc.api.free = free // (as the events before end find it)
 			}
 			ok := false
-			horizon, ok = s.pastEvents(c, end, horizon)
+			horizon, ok = s.pastEvents(c, start, end, horizon)
 			if svc > 0 {
 				free = sc.api.free
 			}

@@ -42,7 +42,15 @@ type Core struct {
 	pipe      pipeline
 	stream    stream // the client side of the decode cohort
 	admitted  bool   // the k-step advance admitted a request to this core (cohortevents.go)
-	Steps     int64
+	// endMark, when set, is the event queue's sequence number when the
+	// step begun at markStart and ending at markEnd began, for a step
+	// inside which the k-step advance handled events (pastEvents): launch
+	// queues that step's end as if queued then, before the events those
+	// queued, as stepping one by one does.
+	endMark            uint64
+	markStart, markEnd int64
+	marked             bool
+	Steps              int64
 }
 
 // Pricer prices one step (predictor.Predictor; tests use fixed prices).
@@ -107,7 +115,12 @@ func (c *Core) launch(s *Sim) {
 		}
 		end := c.stepStart + c.cost.WallNs
 		if !c.endsNext(s, end) {
-			s.queue.push(end, stepEnd{c})
+			if c.marked && c.markStart == c.stepStart && c.markEnd == end {
+				s.queue.pushAfter(end, stepEnd{c}, c.endMark)
+			} else {
+				s.queue.push(end, stepEnd{c})
+			}
+			c.marked = false
 			return
 		}
 		// As Sim.Run would: the retired records of the event just

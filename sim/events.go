@@ -41,8 +41,19 @@ func (q *queue) len() int {
 }
 
 func (q *queue) push(at int64, ev event) {
-	q.seq++
-	it := item{at, q.seq, ev}
+	q.seq += 2 // (even: pushAfter takes the odd ones between)
+	q.insert(item{at, q.seq, ev})
+}
+
+// pushAfter queues ev at at, ns, as if it had been queued right after the
+// event whose sequence number is mark (a value of q.seq read earlier): on
+// a tie it goes after the events queued up to then and before every
+// event queued since.
+func (q *queue) pushAfter(at int64, ev event, mark uint64) {
+	q.insert(item{at, mark + 1, ev})
+}
+
+func (q *queue) insert(it item) {
 	if !q.has {
 		q.hot, q.has = it, true
 		return

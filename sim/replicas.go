@@ -158,10 +158,15 @@ func newRouterView(pol router.Policy, n, dp, apis, kvBlocks int, interval int64,
 	return rs
 }
 
+// live reports whether routing a send reads the engines' state as it is
+// now (a policy that reads the replicas' metrics, refreshed at every
+// request: MetricsIntervalNs 0); false for a nil set (no replicas).
+func (rs *replicaSet) live() bool { return rs != nil && rs.interval == 0 && rs.metrics }
+
 // pick routes r to a replica when the client sends it: the router is a
 // proxy in front of the replicas' API servers.
 func (rs *replicaSet) pick(s *Sim, r *record) int {
-	if rs.interval == 0 && rs.metrics {
+	if rs.live() {
 		rs.scrape(s)
 	}
 	q := &rs.req
