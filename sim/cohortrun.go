@@ -140,41 +140,56 @@ func (c *Core) cohortRun(s *Sim) {
 
 // endBefore ends the step begun, a decode cycle of the cohort alone
 // whose next step is more (an admission's prefill, most often: the
-// advance stopped for it), where launch would end it (before every
-// queued event and the next replica scrape), when its members' chunks
-// lie on one line and nobody finishes: its record, tokens (in the line's
-// form, as streamBulk would) and sample; then it begins the next step as
-// launch would (begin), for launch to go on with.
+// advance stopped for it), where launch would end it, when nobody
+// finishes in it: the events before its end that the advance handles
+// (pastEvents; the schedule after it is a full one anyway), its record,
+// tokens (in the line's form, as streamBulk would make of one segment,
+// else as cohortTokens: streamCycle) and sample; then it begins the next
+// step as launch would (begin), for launch to go on with.
 func (c *Core) endBefore(s *Sim) {
 	cur, sc := c.cur, &c.stream
 	n := cur.Cohort
 	if !c.Async || !c.hasNext || n == 0 || len(cur.Items) != 0 || len(c.next.Items) == 0 || s.err != nil ||
-		sc.cycle != cur.CohortCycle()-1 || len(sc.segs) != 1 || sc.segs[0].to != n || len(c.Sched.Finishing(cur)) > 0 {
+		sc.cycle != cur.CohortCycle()-1 || len(c.Sched.Finishing(cur)) > 0 {
 		return
 	}
-	svc, delay := s.tokSvc, s.tokDelay
-	end, a, span := c.stepStart+c.cost.WallNs, sc.segs[0].a, int64(n)*svc
-	base := end
-	if svc > 0 {
-		base = max(sc.api.free, end)
+	end := c.stepStart + c.cost.WallNs
+	if horizon := min(s.queue.next(), s.scrapeAt, MaxClockNs+1); end >= horizon {
+		_, ok := s.pastEvents(c, c.stepStart, end, horizon)
+		c.admitted = false // (begin's schedule below admits it)
+		if !ok {
+			return // an event first
+		}
 	}
-	if end >= min(s.queue.next(), s.scrapeAt, MaxClockNs+1) || base+span+delay >= sc.minRunEnd || end-a < span-svc {
-		return // an event first, a new peak second, or a merge
+	svc, delay := s.tokSvc, s.tokDelay
+	line := len(sc.segs) == 1 && sc.segs[0].to == n
+	var a, base, span int64
+	if line {
+		a, base, span = sc.segs[0].a, end, int64(n)*svc
+		if svc > 0 {
+			base = max(sc.api.free, end)
+		}
+		line = base+span+delay < sc.minRunEnd && end-a >= span-svc // (no new peak second, no merge)
 	}
 	if len(s.retired) > 0 {
 		s.reuse()
 	}
 	s.now = end
 	c.record(s, cur, c.stepStart, false)
-	if g := base - a; !s.itl.addLast(g, int64(n)) {
-		s.itl.AddN(g, int64(n))
+	if line {
+		if g := base - a; !s.itl.addLast(g, int64(n)) {
+			s.itl.AddN(g, int64(n))
+		}
+		sc.segs[0].a = base
+		if svc > 0 {
+			sc.api.free = base + span
+		}
+		sc.cycle = cur.CohortCycle()
+		s.macroSteps++
+	} else {
+		s.streamCycle(c, cur.CohortCycle(), n)
+		s.kSeams.streamed++
 	}
-	sc.segs[0].a = base
-	if svc > 0 {
-		sc.api.free = base + span
-	}
-	sc.cycle = cur.CohortCycle()
-	s.macroSteps++
 	s.kSteps++
 	s.kSeams.before++
 	c.Sched.SampleCohort(cur, nil)
