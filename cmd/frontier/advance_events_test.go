@@ -112,3 +112,33 @@ func tieAfterStoppedAdvance(t *testing.T, dir string, steps bool) {
 		require.Equal(t, "26.098415", rows[true][4][8], "step by step, request 3 waits a step")
 	}
 }
+
+// TestStepByStepSameDeadlineTieAfterStoppedAdvance is the flip of
+// TestStepByStepSameTieAfterStoppedAdvance with client deadlines:
+// request 1's deadline (idle: it completed) falls inside the
+// step ending at T = 1,003,282,366 ns and is handled inside the advance,
+// which queues request 2's deadline at exactly T; the advance then stops
+// in that step (its tokens reach a new second of the peak throughput),
+// and launch queues the step's end after the deadline. Request 2 then
+// times out before the step's end samples its 131st token (130 output
+// tokens instead of 131, and one step fewer in the steps CSV). Timeout
+// 0.902282366 s = T minus request 2's send (0.101 s). Found by attack10b;
+// introduced by 3b8abf7, with and without a step sink.
+func TestStepByStepSameDeadlineTieAfterStoppedAdvance(t *testing.T) {
+	dir := writeTestFiles(t, t.TempDir(), map[string]string{
+		"trace.csv": "arrival_s,prompt_tokens,output_tokens\n0,10,2\n0.1,100,50\n0.101,100,400\n",
+	})
+	for _, steps := range []bool{false, true} {
+		t.Run("steps csv "+strconv.FormatBool(steps), func(t *testing.T) {
+			args := []string{"--model", "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100-sxm",
+				"--dataset-name", "trace", "--dataset-path", filepath.Join(dir, "trace.csv"), "--timeout", "0.902282366"}
+			if steps {
+				args = append(args, "--steps-csv", filepath.Join(dir, "steps.csv"))
+			}
+			rows := requestsBothWays(t, dir, args...)
+			require.Equal(t, "output_tokens", rows[true][0][12])
+			require.Equal(t, []string{"131", "true"}, []string{rows[true][3][12], rows[true][3][14]},
+				"step by step, request 2 gets its 131st token, then times out")
+		})
+	}
+}
