@@ -14,7 +14,9 @@ import "slices"
 // entry goes stale: it is overwritten with −1 (at meta.pos, the entry a
 // free block's is) and skipped when it reaches the head without reading
 // the block's state; every block freed again gets a new entry. So an
-// entry is live exactly when it is not −1. The order blocks leave is the
+// entry is live exactly when it is not −1. An entry below −1 is a lazy
+// one, of block ^e, whose state was not written when it was freed
+// (FreeTailPrivate). The order blocks leave is the
 // linked list's, and handing one out reads the ring in order instead of
 // chasing links across the pool.
 //
@@ -46,16 +48,12 @@ type BlockPool struct {
 	// recently, whose state has left the CPU's caches (reading it was
 	// 31 % of BenchmarkMillion's time).
 	stale, freeHashed int
-	// lazy counts the ring's top entries (qtail − lazy … qtail − 1)
-	// that FreePrivate queued without touching their blocks' state: a
-	// private block's state stays as its holder left it (refCnt 1, pos
-	// unset) while it sits there, and is written only if it is still
-	// there when the free queue stops being all alike blocks (a hashed
-	// block freed, or any other freeing: materialize). A block handed
-	// out again from there needs no write at all: a random prompt's
-	// blocks are freed and handed out again in turn, and writing their
-	// state twice was ~30 instructions a block (BenchmarkMillion). Lazy
-	// entries exist only while stale and freeHashed are 0.
+	// lazy counts the ring's top entries (qtail − lazy … qtail − 1) that
+	// are lazy entries kept as plain block ids (FreeTailPrivate while
+	// every free block is alike, where Allocate and take1 hand them out
+	// again from the top: no decoding). They are complemented (encode)
+	// before any other entry is queued or the ring grows, so they exist
+	// only while stale and freeHashed are 0.
 	lazy    uint32
 	cached  hashIndex
 	caching bool
@@ -66,7 +64,7 @@ type BlockPool struct {
 // blockMeta is one block's state.
 type blockMeta struct {
 	hash   uint64 // 0 = not a cached full block
-	pos    uint32 // the sequence number of its live free-queue entry (refCnt 0; a lazy entry's block: unset, see lazy)
+	pos    uint32 // the sequence number of its live free-queue entry (refCnt 0; a lazy entry's block: unset)
 	refCnt int32  // requests holding it; 0 = free (in the free queue unless fresh)
 }
 
@@ -103,15 +101,14 @@ func (p *BlockPool) Usage() float64 {
 	return 1 - float64(p.numFree)/float64(p.numBlocks-1)
 }
 
-// growRing makes room for one more entry: the live entries, in order, in
-// a ring twice as long unless stale ones fill half of it.
-func (p *BlockPool) growRing() {
-	if p.lazy > 0 {
-		p.materialize()
-	}
+// growRing makes room for need more entries: the live entries, in
+// order, in a ring twice as long (or more) unless stale ones fill half
+// of it.
+func (p *BlockPool) growRing(need int) {
+	p.encode()
 	mask, live := uint32(len(p.ring)-1), 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if p.ring[seq&mask] >= 0 {
+		if p.ring[seq&mask] != -1 {
 			live++
 		}
 	}
@@ -119,12 +116,17 @@ func (p *BlockPool) growRing() {
 	if live >= n/2 {
 		n *= 2
 	}
+	for n-live < need {
+		n *= 2
+	}
 	ring := make([]int32, n)
 	k := uint32(0)
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if b := p.ring[seq&mask]; b >= 0 {
-			ring[k] = b
-			p.meta[b].pos = k
+		if e := p.ring[seq&mask]; e != -1 {
+			ring[k] = e
+			if e >= 0 { // (a lazy entry's block keeps no position)
+				p.meta[e].pos = k
+			}
 			k++
 		}
 	}
@@ -140,8 +142,8 @@ func (p *BlockPool) Lookup(h uint64) int32 {
 }
 
 // Touch takes a reference on cached blocks a request reuses (cache hits:
-// blocks holding a hash, never a lazy entry's), pulling free ones out of
-// the free queue. The pool's counts are kept in locals and
+// blocks holding a hash, never a lazy entry's: FreeTailPrivate), pulling
+// free ones out of the free queue. The pool's counts are kept in locals and
 // written once (a block's state is one load and one store per block:
 // 33 instructions a block before, on BenchmarkSimulateCodegen where an
 // admission touches ~35 cached blocks).
@@ -187,34 +189,33 @@ func (p *BlockPool) Allocate(n int, dst []int32) []int32 {
 		// grown once (no append in the loop): stores to the pool made
 		// every block reload them (30 instructions a block:
 		// BenchmarkMillion's admissions).
-		// Lazy entries first: their blocks' state already says held.
+		// The entries are copied, then reversed (most recent first),
+		// where a loop was 17 instructions a block; past the top lazy
+		// ones (plain ids whose blocks already say held), decoded.
 		ring, meta, qtail := p.ring, p.meta, p.qtail
 		mask := uint32(len(ring) - 1)
 		k := min(n, int(qtail-p.qhead))
 		d0 := len(dst)
 		dst = slices.Grow(dst, k)[:d0+k]
 		out := dst[d0:]
-		lz := min(uint32(k), p.lazy)
-		if lo := (qtail - lz) & mask; lz > 0 && int(lo+lz) <= len(ring) {
-			// Not wrapping round: copied, then reversed (most recent
-			// first), where a loop was 17 instructions a block.
-			copy(out[:lz], ring[lo:lo+lz])
-			slices.Reverse(out[:lz])
-			qtail -= lz
+		if lo := (qtail - uint32(k)) & mask; int(lo)+k <= len(ring) {
+			copy(out, ring[lo:int(lo)+k])
+			slices.Reverse(out)
 		} else {
-			for j := range out[:lz] {
-				qtail--
-				out[j] = ring[qtail&mask]
+			for j := range out {
+				out[j] = ring[(qtail-1-uint32(j))&mask]
 			}
 		}
+		lz := min(uint32(k), p.lazy)
 		p.lazy -= lz
-		for j := range out[lz:] {
-			qtail--
-			b := ring[qtail&mask]
-			meta[b].refCnt = 1
-			out[int(lz)+j] = b
+		for j, e := range out[lz:] {
+			if e < 0 { // a complemented lazy entry (none is stale here)
+				out[int(lz)+j] = ^e
+			} else {
+				meta[e].refCnt = 1
+			}
 		}
-		p.qtail = qtail
+		p.qtail = qtail - uint32(k)
 		n -= k
 	}
 	for ; n > 0 && p.fresh < int32(p.numBlocks); n-- {
@@ -240,10 +241,13 @@ func (p *BlockPool) take1() int32 {
 		b := p.ring[qtail&uint32(len(p.ring)-1)]
 		p.qtail = qtail
 		if p.lazy > 0 {
-			p.lazy-- // its state says held already
-		} else {
-			p.meta[b].refCnt = 1
+			p.lazy-- // a plain lazy entry: its state says held already
+			return b
 		}
+		if b < 0 {
+			return ^b // a complemented one
+		}
+		p.meta[b].refCnt = 1
 		return b
 	}
 	if b := p.fresh; b < int32(p.numBlocks) {
@@ -264,13 +268,15 @@ func (p *BlockPool) takeHead() int32 {
 	// left the CPU's caches. The ring and its head are locals: stores to
 	// the pool inside the loop made each skip reload them (9
 	// instructions a skip; BenchmarkSimulateCodegen skips 270,000 a run).
+	// A lazy entry's block (FreeTailPrivate) goes without reading its
+	// state either: it holds no hash and already says held.
 	ring, qhead := p.ring, p.qhead
 	mask := uint32(len(ring) - 1)
 	b := ring[qhead&mask]
 	qhead++
-	if b < 0 { // only while some entry is stale
+	if b == -1 { // only while some entry is stale
 		skipped := 0
-		for b < 0 {
+		for b == -1 {
 			skipped++
 			b = ring[qhead&mask]
 			qhead++
@@ -278,6 +284,9 @@ func (p *BlockPool) takeHead() int32 {
 		p.stale -= skipped
 	}
 	p.qhead = qhead
+	if b < 0 {
+		return ^b
+	}
 	m := &p.meta[b]
 	if p.freeHashed > 0 && m.hash != 0 {
 		p.cached.deleteIf(m.hash, b)
@@ -302,12 +311,12 @@ func (p *BlockPool) Free(blocks []int32) { p.free(blocks, false) }
 // fills.
 func (p *BlockPool) FreeTailFirst(blocks []int32) {
 	if p.lazy > 0 {
-		p.materialize()
+		p.encode()
 	}
 	p.freeTailFirst(blocks)
 }
 
-// freeTailFirst is FreeTailFirst without lazy entries.
+// freeTailFirst is FreeTailFirst with no plain lazy entry.
 func (p *BlockPool) freeTailFirst(blocks []int32) {
 	if int(p.qtail-p.qhead)+len(blocks) > len(p.ring) {
 		p.free(blocks, true)
@@ -335,42 +344,65 @@ func (p *BlockPool) freeTailFirst(blocks []int32) {
 	p.qtail = qtail
 }
 
-// FreePrivate is FreeTailFirst of a request's blocks that no other
-// request holds and that hold no hash (a unique prompt's, never
-// preempted, that hit nothing: Scheduler.freeBlocks says), lazily: while
-// every free block is alike and the ring has room, their entries are
-// queued without touching their state (lazy). Otherwise it is
-// FreeTailFirst. The free queue's order is the same either way.
-func (p *BlockPool) FreePrivate(blocks []int32) {
-	if p.stale != 0 || p.freeHashed != 0 || int(p.qtail-p.qhead)+len(blocks) > len(p.ring) {
-		p.FreeTailFirst(blocks)
-		return
-	}
-	ring, qtail, n := p.ring, p.qtail, uint32(len(blocks))
-	mask := uint32(len(ring) - 1)
-	if lo := qtail & mask; int(lo+n) <= len(ring) {
-		// Not wrapping round: copied, then reversed (tail first), where
-		// a loop was 10 instructions a block.
-		copy(ring[lo:lo+n], blocks)
-		slices.Reverse(ring[lo : lo+n])
-	} else {
-		for i := len(blocks) - 1; i >= 0; i-- {
-			ring[(qtail+n-1-uint32(i))&mask] = blocks[i]
+// FreeTailPrivate is FreeTailFirst of a request's blocks whose
+// blocks[from:] no other request holds and hold no hash (blocks past
+// the shared and cache-hit ones of a request never preempted:
+// Scheduler.freeBlocks says), those queued lazily: their entries are
+// the block ids complemented (^b, below −1; −1 marks a stale entry),
+// their state left as their holder left it (refCnt 1, pos unset), read
+// by nothing until one is handed out again, which then writes nothing
+// either (Allocate, take1, takeHead). A private block is never a cache
+// hit or cached while free (only held blocks are). A random prompt's
+// blocks are freed and handed out again in turn, and writing their
+// state twice was ~30 instructions a block (BenchmarkMillion); a
+// repeated prompt's output blocks were read again, cold, at the free
+// queue's head (BenchmarkSimulateCodegen). The free queue's order is
+// FreeTailFirst's.
+func (p *BlockPool) FreeTailPrivate(blocks []int32, from int) {
+	priv := blocks[from:]
+	if n := len(priv); n > 0 {
+		if int(p.qtail-p.qhead)+n > len(p.ring) {
+			p.growRing(n)
 		}
+		ring, qtail := p.ring, p.qtail
+		mask := uint32(len(ring) - 1)
+		lo := qtail & mask
+		switch {
+		case p.stale == 0 && p.freeHashed == 0 && int(lo)+n <= len(ring):
+			// Every free block alike: plain ids on the top (lazy),
+			// copied then reversed (tail first), where a loop was 10
+			// instructions a block.
+			copy(ring[lo:int(lo)+n], priv)
+			slices.Reverse(ring[lo : int(lo)+n])
+			p.lazy += uint32(n)
+		case int(lo)+n <= len(ring):
+			// Copied, then reversed (tail first) and complemented.
+			dst := ring[lo : int(lo)+n]
+			copy(dst, priv)
+			for i, j := 0, n-1; i <= j; i, j = i+1, j-1 {
+				dst[i], dst[j] = ^dst[j], ^dst[i]
+			}
+		default:
+			p.encode()
+			for i, b := range priv {
+				ring[(qtail+uint32(n-1-i))&mask] = ^b
+			}
+		}
+		p.qtail = qtail + uint32(n)
+		p.numFree += n
 	}
-	p.numFree += len(blocks)
-	p.lazy += n
-	p.qtail = qtail + n
+	if from > 0 {
+		p.FreeTailFirst(blocks[:from])
+	}
 }
 
-// materialize writes the lazy entries' blocks' state: free, at their
-// entries.
-func (p *BlockPool) materialize() {
-	ring, meta := p.ring, p.meta
+// encode complements the plain lazy entries (lazy), before another
+// entry goes on top of them or the ring grows.
+func (p *BlockPool) encode() {
+	ring := p.ring
 	mask := uint32(len(ring) - 1)
 	for seq := p.qtail - p.lazy; seq != p.qtail; seq++ {
-		m := &meta[ring[seq&mask]]
-		m.refCnt, m.pos = 0, seq
+		ring[seq&mask] = ^ring[seq&mask]
 	}
 	p.lazy = 0
 }
@@ -379,7 +411,7 @@ func (p *BlockPool) materialize() {
 // ring whenever it is full.
 func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 	if p.lazy > 0 {
-		p.materialize()
+		p.encode()
 	}
 	k, dk := 0, 1 // blocks[k] next, k moving by dk
 	if tailFirst {
@@ -396,7 +428,7 @@ func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 		if int(p.qtail-p.qhead) == len(p.ring) {
 			// Grown while b is still held, so that an entry b left
 			// stale (freed, then a cache hit) counts as stale.
-			p.growRing()
+			p.growRing(1)
 		}
 		m.refCnt = 0
 		p.ring[p.qtail&uint32(len(p.ring)-1)] = b
@@ -414,9 +446,6 @@ func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 func (p *BlockPool) Cache(b int32, h uint64) {
 	if !p.caching || h == 0 {
 		return
-	}
-	if p.lazy > 0 {
-		p.materialize() // not expected: callers cache blocks they hold
 	}
 	if m := &p.meta[b]; m.refCnt == 0 && m.hash == 0 {
 		p.freeHashed++ // not expected (callers cache blocks they hold), kept exact

@@ -79,8 +79,8 @@ func (m *listPool) cache(b int32, h uint64) {
 // runs allocate rarely, so that hits and frees fill the ring with stale
 // entries and it grows while some of them are a block freed again; in a
 // third of the runs blocks are rarely hashed, so that requests holding
-// no hash and no shared block are freed lazily (FreePrivate) and their
-// blocks handed out again from the lazy entries.
+// no hash and no shared block are freed lazily (FreeTailPrivate) and
+// their blocks handed out again from the lazy entries.
 func TestBlockPoolMatchesList(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	privates, lazyTaken := 0, 0
@@ -100,7 +100,7 @@ func TestBlockPoolMatchesList(t *testing.T) {
 				}
 				if trial >= 4 && op >= 3 && rng.IntN(16) != 0 {
 					// Few hashes: the free blocks mostly all alike, freed
-					// lazily (FreePrivate) and handed out again.
+					// lazily (FreeTailPrivate) and handed out again.
 					op = rng.IntN(3)
 				}
 				switch {
@@ -126,13 +126,13 @@ func TestBlockPoolMatchesList(t *testing.T) {
 					for j, b := range bs {
 						mb[j] = pair[b]
 					}
-					private := true // no hash, no other holder: FreePrivate's case
-					for _, b := range reqs[r] {
-						private = private && p.meta[b].refCnt == 1 && p.meta[b].hash == 0
+					from := len(reqs[r]) // blocks[from:] hold no hash and no other holder
+					for from > 0 && p.meta[reqs[r][from-1]].refCnt == 1 && p.meta[reqs[r][from-1]].hash == 0 {
+						from--
 					}
 					switch {
-					case private && i%3 != 0:
-						p.FreePrivate(reqs[r])
+					case from < len(reqs[r]) && i%3 != 0:
+						p.FreeTailPrivate(reqs[r], from+rng.IntN(len(reqs[r])-from+1))
 						privates++
 					case i%2 == 0:
 						p.Free(bs)
@@ -199,11 +199,16 @@ func TestBlockPoolMatchesList(t *testing.T) {
 					}
 				}
 				lazy := make([]bool, n)
-				for seq := p.qtail - p.lazy; seq != p.qtail; seq++ {
-					b := p.ring[seq&uint32(len(p.ring)-1)]
-					holders[b]++ // a lazy entry's block says held
-					lazy[b] = true
-					lazyTaken++
+				for seq := p.qhead; seq != p.qtail; seq++ {
+					e := p.ring[seq&uint32(len(p.ring)-1)]
+					if p.qtail-seq <= p.lazy {
+						e = ^e // a plain lazy entry
+					}
+					if e < -1 {
+						holders[^e]++ // a lazy entry's block says held
+						lazy[^e] = true
+						lazyTaken++
+					}
 				}
 				seen := map[int32]bool{}
 				for b := int32(1); b < int32(n); b++ {
@@ -263,6 +268,8 @@ func poolFreeHashes(p *BlockPool) []uint64 {
 	for seq := p.qhead; seq != p.qtail; seq++ {
 		if b := p.ring[seq&uint32(len(p.ring)-1)]; b >= 0 {
 			out = append(out, p.meta[b].hash)
+		} else if b < -1 {
+			out = append(out, p.meta[^b].hash) // a lazy entry's: 0
 		}
 	}
 	return out

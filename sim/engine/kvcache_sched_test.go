@@ -23,8 +23,12 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 		}
 	}
 	lazy := make([]int, n) // a lazy entry's block keeps refCnt 1
-	for seq := p.qtail - p.lazy; seq != p.qtail; seq++ {
-		lazy[p.ring[seq&uint32(len(p.ring)-1)]]++
+	for seq := p.qhead; seq != p.qtail; seq++ {
+		if e := p.ring[seq&uint32(len(p.ring)-1)]; e < -1 {
+			lazy[^e]++
+		} else if p.qtail-seq <= p.lazy {
+			lazy[e]++ // a plain lazy entry
+		}
 	}
 	free := 0
 	for b := 1; b < n; b++ {
@@ -37,12 +41,10 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	require.Equal(t, free, p.NumFree(), where)
 	live, hashed := 0, 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if b := p.ring[seq&uint32(len(p.ring)-1)]; b >= 0 {
+		if b := p.ring[seq&uint32(len(p.ring)-1)]; b < -1 || p.qtail-seq <= p.lazy {
+			live++ // a lazy entry (checked above)
+		} else if b >= 0 {
 			m := p.meta[b]
-			if p.qtail-seq <= p.lazy {
-				live++
-				continue
-			}
 			require.True(t, m.refCnt == 0 && m.pos == seq, "%s: entry %d of block %d is live", where, seq, b)
 			live++
 			if m.hash != 0 {

@@ -101,17 +101,24 @@ func requireStaleCount(t *testing.T, p *BlockPool) {
 	stale := 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
 		b := p.ring[seq&uint32(len(p.ring)-1)]
-		if b < 0 {
+		if b == -1 {
 			stale++
 			continue
 		}
-		// An entry not −1 is its block's live one; a lazy one (the top
-		// p.lazy entries) keeps the state its holder left.
-		m := p.meta[b]
-		if p.qtail-seq <= p.lazy {
-			require.True(t, m.refCnt == 1 && m.hash == 0 && p.stale == 0 && p.freeHashed == 0, "lazy entry %d of block %d", seq, b)
+		// An entry not −1 is its block's live one; a lazy one (^b, or
+		// the plain top p.lazy ones) keeps the state its holder left.
+		if b < 0 || p.qtail-seq <= p.lazy {
+			lb := b
+			if b < 0 {
+				lb = ^b
+			} else {
+				require.True(t, p.stale == 0 && p.freeHashed == 0, "plain lazy entry %d of block %d", seq, b)
+			}
+			m := p.meta[lb]
+			require.True(t, m.refCnt == 1 && m.hash == 0, "lazy entry %d of block %d", seq, lb)
 			continue
 		}
+		m := p.meta[b]
 		require.True(t, m.refCnt == 0 && m.pos == seq, "entry %d of block %d is live", seq, b)
 	}
 	require.Equal(t, stale, p.stale)

@@ -475,16 +475,18 @@ func (s *Scheduler) preempt(r *Request) {
 	}
 }
 
-// freeBlocks frees r's blocks, tail first. Those of a request no other
-// can share a block with (nothing shareable: numShareable 0), that hit
-// nothing (CachedTokens 0) and was never preempted hold no hash and no
-// other holder: FreePrivate queues them lazily.
+// freeBlocks frees r's blocks, tail first. Unless r was preempted, its
+// blocks past the shareable ones (numShareable) and the cache hits it
+// took (CachedTokens) were allocated for it alone and never cached: no
+// other request holds them and they hold no hash, so FreeTailPrivate
+// queues them lazily.
 func (s *Scheduler) freeBlocks(r *Request) {
-	if r.Preemptions == 0 && r.CachedTokens == 0 && r.numShareable(s.cfg.BlockSize) == 0 {
-		s.Pool.FreePrivate(r.Blocks)
-	} else {
-		s.Pool.FreeTailFirst(r.Blocks)
+	from := len(r.Blocks)
+	if r.Preemptions == 0 {
+		bs := s.cfg.BlockSize
+		from = min(from, max(r.numShareable(bs), r.CachedTokens/bs))
 	}
+	s.Pool.FreeTailPrivate(r.Blocks, from)
 	r.Blocks = r.Blocks[:0]
 	r.numHashed = 0
 }
