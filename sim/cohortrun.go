@@ -1,6 +1,9 @@
 package sim
 
-import "frontier/predictor"
+import (
+	"frontier/predictor"
+	"frontier/sim/engine"
+)
 
 // The k-step advance of the decode cohort. Between two events a serving
 // run takes many steps that are all the same decode cycle of the same
@@ -95,28 +98,9 @@ func (c *Core) cohortRun(s *Sim) {
 				break // a new peak second, or a merge
 			}
 		}
-		// The step ends: its record, tokens and sample.
-		if len(s.retired) > 0 {
-			s.reuse()
-		}
-		s.now = end
-		c.record(s, cur, c.stepStart, false)
-		if line {
-			if g := base - a; !s.itl.addLast(g, int64(n)) {
-				s.itl.AddN(g, int64(n))
-			}
-			sc.segs[0].a = base // (Schedule below may dissolve the cohort: unstream reads it)
-			if svc > 0 {
-				sc.api.free = base + span
-			}
-			s.macroSteps++
-			sc.cycle = cur.CohortCycle()
-		} else {
-			s.streamCycle(c, cur.CohortCycle(), n) // the first cycle after a leave or join: as cohortTokens streams it
-			s.kSeams.streamed++
-		}
-		s.kSteps++
-		c.Sched.SampleCohort(cur, nil)
+		// The step ends (when not on the line: the first cycle after a
+		// leave or join).
+		c.endCycle(s, cur, n, end, line, a, base, span)
 		// The next step starts: priced, and the one after scheduled.
 		c.cur, c.next = next, cur
 		cur, next = c.cur, c.next
@@ -171,29 +155,40 @@ func (c *Core) endBefore(s *Sim) {
 		}
 		line = base+span+delay < sc.minRunEnd && end-a >= span-svc // (no new peak second, no merge)
 	}
+	c.endCycle(s, cur, n, end, line, a, base, span)
+	s.kSeams.before++
+	c.begin(s) // (the next step has items: it begins)
+}
+
+// endCycle ends the step begun, cycle cur of the cohort's n members alone,
+// at end, ns: its record, its members' tokens and its sample. When line,
+// their chunks lie on one line that started at a and stream from base,
+// span ns wide (no new peak second, no merge): one weighted ITL add and
+// the line's closed form; else they stream as cohortTokens would
+// (streamCycle). The stream's segment start is written before the sample
+// (a schedule after it may dissolve the cohort: unstream reads it).
+func (c *Core) endCycle(s *Sim, cur *engine.Step, n int, end int64, line bool, a, base, span int64) {
 	if len(s.retired) > 0 {
 		s.reuse()
 	}
 	s.now = end
 	c.record(s, cur, c.stepStart, false)
-	if line {
+	if sc := &c.stream; line {
 		if g := base - a; !s.itl.addLast(g, int64(n)) {
 			s.itl.AddN(g, int64(n))
 		}
 		sc.segs[0].a = base
-		if svc > 0 {
+		if s.tokSvc > 0 {
 			sc.api.free = base + span
 		}
-		sc.cycle = cur.CohortCycle()
 		s.macroSteps++
+		sc.cycle = cur.CohortCycle()
 	} else {
 		s.streamCycle(c, cur.CohortCycle(), n)
 		s.kSeams.streamed++
 	}
 	s.kSteps++
-	s.kSeams.before++
 	c.Sched.SampleCohort(cur, nil)
-	c.begin(s) // (the next step has items: it begins)
 }
 
 // cohortBulk is cohortRun without a step sink: the cycles' ends, tokens
