@@ -19,12 +19,12 @@ func writeTestFiles(t *testing.T, dir string, files map[string]string) string {
 }
 
 // requestsBothWays runs `simulate --quiet` with args both ways (stepping
-// one by one, and the default) and returns each way's stdout and
-// requests CSV rows.
+// one by one, and the default), requires the same stdout, stderr and
+// requests CSV bytes, and returns each way's requests CSV rows.
 func requestsBothWays(t *testing.T, dir string, args ...string) map[bool][][]string {
 	t.Helper()
 	rows := map[bool][][]string{}
-	outs := map[bool]string{}
+	got := map[bool][]string{}
 	for _, stepByStep := range []bool{true, false} {
 		if stepByStep {
 			t.Setenv(stepByStepEnv, "1")
@@ -32,13 +32,14 @@ func requestsBothWays(t *testing.T, dir string, args ...string) map[bool][][]str
 			t.Setenv(stepByStepEnv, "")
 		}
 		reqs := filepath.Join(dir, "requests-"+strconv.FormatBool(stepByStep)+".csv")
-		stdout, _, err := run(t, append(append([]string{"simulate", "--quiet"}, args...), "--requests-csv", reqs)...)
+		stdout, stderr, err := run(t, append(append([]string{"simulate", "--quiet"}, args...), "--requests-csv", reqs)...)
 		require.NoError(t, err)
-		outs[stepByStep] = stdout
+		csv, err := os.ReadFile(reqs)
+		require.NoError(t, err)
+		got[stepByStep] = []string{stdout, stderr, string(csv)}
 		rows[stepByStep] = readCSV(t, reqs)
 	}
-	require.Equal(t, rows[true], rows[false], "requests CSV differs from stepping one by one")
-	require.Equal(t, outs[true], outs[false], "stdout differs from stepping one by one")
+	require.Equal(t, got[true], got[false], "stdout, stderr and requests CSV differ from stepping one by one")
 	return rows
 }
 
