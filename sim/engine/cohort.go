@@ -208,8 +208,7 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 	for _, r := range list {
 		s.materialize(r)
 		if j == r.coLast+1 { // async: its last token is scheduled, it leaves the schedule
-			co.active--
-			co.sumBase -= r.NumComputed - r.coSched
+			co.deactivate(r)
 		} else if r.NumComputed+1 > len(r.Blocks)*bs {
 			need++
 		}
@@ -284,6 +283,13 @@ func sortByIndex(v []*Request) {
 	}
 }
 
+// deactivate drops member r from the cycles' schedule counts (active,
+// sumBase): its last token is scheduled, or it finished.
+func (co *cohort) deactivate(r *Request) {
+	co.active--
+	co.sumBase -= r.NumComputed - r.coSched
+}
+
 // leave drops finished member r from the counts (compactRunning): still
 // active when its last cycle is the latest scheduled (no lag).
 func (co *cohort) leave(r *Request) {
@@ -292,8 +298,7 @@ func (co *cohort) leave(r *Request) {
 		co.nMin-- // (at 0, unknown)
 	}
 	if r.coLast >= co.cycle {
-		co.active--
-		co.sumBase -= r.NumComputed - r.coSched
+		co.deactivate(r)
 	}
 }
 

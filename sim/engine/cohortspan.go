@@ -120,8 +120,7 @@ func (s *Scheduler) dueCycle(j int) {
 	for _, r := range list {
 		s.materialize(r)
 		if j == r.coLast+1 { // its last token is scheduled: it leaves the schedule (as cohortSchedule)
-			co.active--
-			co.sumBase -= r.NumComputed - r.coSched
+			co.deactivate(r)
 		}
 	}
 	s.dueWork(slot, list, j)
