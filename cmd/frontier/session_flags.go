@@ -50,7 +50,7 @@ func addDatasetFlags(fl *pflag.FlagSet, f *datasetFlags) {
 	fl.Float64Var(&f.toolCallProb, "tool-call-probability", 0, "sessions dataset: chance a reply (not the last) is a tool call")
 	fl.StringVar(&f.toolLatency, "tool-latency", "0", "sessions dataset: seconds a tool call takes: S, exponential:MEAN or uniform:MIN:MAX")
 	fl.IntVar(&f.toolResultLen, "tool-result-len", 0, "sessions dataset: tokens of a tool result")
-	fl.StringVar(&f.datasetPath, "dataset-path", "", "the dataset's file (bench serve's name): lengths dataset: JSONL or CSV of prompt_len, output_len[, prefix_group, prefix_len]; trace dataset (the default when --dataset-name is not given): CSV of arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens, …]")
+	fl.StringVar(&f.datasetPath, "dataset-path", "", "the dataset's file (bench serve's name): lengths dataset: JSONL or CSV of prompt_len, output_len[, prefix_group, prefix_len]; trace dataset (what a --dataset-path without --dataset-name selects): CSV of arrival_s, prompt_tokens, output_tokens[, prefix_group, prefix_tokens, …]")
 	fl.BoolVar(&f.disableShuffle, "disable-shuffle", false, "lengths dataset: take samples in file order")
 	fl.BoolVar(&f.noOversample, "no-oversample", false, "lengths dataset: send only the file's samples when it has fewer than --num-prompts")
 	fl.IntVar(&f.randomPrefixLen, "random-prefix-len", 0, "random dataset: tokens of one prefix shared by every prompt, before its --random-input-len tokens")
