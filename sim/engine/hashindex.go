@@ -48,16 +48,17 @@ func (x *hashIndex) get(h uint64) int32 {
 	}
 }
 
-// putIfAbsent records h → b unless h is present.
-func (x *hashIndex) putIfAbsent(h uint64, b int32) {
+// putIfAbsent records h → b unless h is present, and returns the block
+// h maps to after.
+func (x *hashIndex) putIfAbsent(h uint64, b int32) int32 {
 	for i := h & x.mask; ; i = (i + 1) & x.mask {
 		switch x.slots[i].key() {
 		case h:
-			return
+			return x.slots[i].val
 		case 0:
 			x.slots[i].set(h, b)
 			x.n++
-			return
+			return b
 		}
 	}
 }

@@ -8,7 +8,9 @@ package engine
 // copies them into a request at admission instead of recomputing them
 // block by block (the recomputation was 10 % of BenchmarkSimulateCodegen's
 // instructions). The hashes are the values blockHash gives: outputs
-// cannot change.
+// cannot change. Each entry also keeps the blocks the prefix cache gave
+// for the prompt at its latest lookup (promptMemo.chain), so the next
+// request's hits are checked and touched in one pass (computedBlocks).
 
 // hashMemoMax bounds the hashes remembered, all prompts together (512 KiB
 // a scheduler, so DP ranks and replicas stay small; the codegen run keeps
@@ -21,6 +23,19 @@ const hashMemoMax = 1 << 16
 type promptID struct {
 	prefixKey, contentKey uint64
 	prefixTokens, tokens  int
+}
+
+// promptMemo is one prompt's entry in the memo: its full blocks' hashes
+// and the chain of blocks the prefix cache mapped the first of them to
+// at the latest lookup (computedBlocks), so that the next request with
+// the prompt finds its cache hits by checking that each block still
+// holds its hash (BlockPool.chainHits: the block's state, which Touch
+// reads next anyway) instead of probing the cache's index block by
+// block.
+type promptMemo struct {
+	hashes []uint64
+	chain  []int32
+	owner  *Scheduler // the scheduler whose pool's blocks chain names
 }
 
 // seedHashes gives r the hashes of its first full blocks from the memo,
@@ -43,19 +58,66 @@ func (s *Scheduler) seedHashes(r *Request) {
 	if n == 0 {
 		return
 	}
-	if h, ok := s.hashMemo[id]; ok {
+	if m, ok := s.hashMemo[id]; ok {
+		h := m.hashes
 		if r.hashes == nil {
 			r.hashes = make([]uint64, 0, max(len(h), r.blocksHint(bs)))
 		}
-		r.hashes, r.hashBS = append(r.hashes[:0], h...), bs
+		r.hashes, r.hashBS, r.memo = append(r.hashes[:0], h...), bs, m
 		return
 	}
 	r.blockHash(n-1, bs)
 	if s.hashMemoN+n <= hashMemoMax {
 		if s.hashMemo == nil {
-			s.hashMemo = map[promptID][]uint64{}
+			s.hashMemo = map[promptID]*promptMemo{}
 		}
-		s.hashMemo[id] = append([]uint64(nil), r.hashes[:n]...)
+		r.memo = &promptMemo{hashes: append([]uint64(nil), r.hashes[:n]...), owner: s}
+		s.hashMemo[id] = r.memo
 		s.hashMemoN += n
 	}
+}
+
+// computedBlocks returns the longest run of cached full blocks of r's
+// tokens, leaving at least one token to compute (kv_cache_manager.py
+// get_computed_blocks: max_cache_hit_length = num_tokens − 1), and how
+// many of them, from the first, it touched already (BlockPool.Touch):
+// those its prompt's memo chain gave (BlockPool.touchChain); the caller
+// touches the rest when it admits r, or untouches those (Untouch). The
+// list lives in s.scratch (valid until the next call).
+func (s *Scheduler) computedBlocks(r *Request) ([]int32, int) {
+	if !s.cfg.EnablePrefixCaching {
+		return nil, 0
+	}
+	bs := s.cfg.BlockSize
+	maxBlocks := (r.known() - 1) / bs
+	if maxBlocks > 0 {
+		s.seedHashes(r)
+	}
+	// The hashes seeded are read in place (blockHash computes the rest).
+	seeded := 0
+	if r.hashBS == bs && s.Pool.caching {
+		seeded = min(len(r.hashes), maxBlocks)
+	}
+	hit, all := s.scratch[:0], true
+	j := 0 // hashes[:j] found
+	m := r.memo
+	if m != nil && seeded > 0 && m.owner == s {
+		hit, j = s.Pool.touchChain(m.chain, r.hashes[:seeded], hit)
+	}
+	if j < seeded {
+		hit, all = s.Pool.cached.hits(r.hashes[j:seeded], hit)
+		if m != nil && m.owner == s && (j < len(m.chain) || len(hit) > j) {
+			// The chain broke at j, or the index found more past it.
+			m.chain = append(m.chain[:0], hit[:min(len(hit), len(m.hashes))]...)
+		}
+	}
+	for i := seeded; i < maxBlocks && all; i++ {
+		b := s.Pool.Lookup(r.blockHash(i, bs))
+		if b < 0 {
+			break
+		}
+		hit = append(hit, b)
+	}
+	s.scratch = hit
+	return hit, j
 }

@@ -57,6 +57,12 @@ type BlockPool struct {
 	lazy    uint32
 	cached  hashIndex
 	caching bool
+	// dup[b] is set when block b's hash was, at its latest Cache,
+	// already the index's hit on another block: a block whose bit is
+	// clear and that holds hash h is the index's block for h (its entry
+	// goes only when the block is evicted, its hash cleared, and a hash
+	// comes back only through Cache), which chainHits relies on.
+	dup []bool
 	// Evictions counts cached blocks handed out again (their hash dropped).
 	Evictions int64
 }
@@ -75,6 +81,7 @@ func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
 	return &BlockPool{
 		BlockSize: blockSize, numBlocks: numBlocks, caching: caching,
 		meta: make([]blockMeta, numBlocks), fresh: 1, // block 0: the null block
+		dup:     make([]bool, numBlocks),
 		numFree: max(numBlocks-1, 0), cached: newHashIndex(numBlocks), ring: make([]int32, 64),
 	}
 }
@@ -447,9 +454,74 @@ func (p *BlockPool) Cache(b int32, h uint64) {
 	if !p.caching || h == 0 {
 		return
 	}
-	if m := &p.meta[b]; m.refCnt == 0 && m.hash == 0 {
+	m := &p.meta[b]
+	if m.refCnt == 0 && m.hash == 0 {
 		p.freeHashed++ // not expected (callers cache blocks they hold), kept exact
 	}
-	p.meta[b].hash = h
-	p.cached.putIfAbsent(h, b)
+	m.hash = h
+	p.dup[b] = p.cached.putIfAbsent(h, b) != b // another block is h's hit: b holds a duplicate
+}
+
+// touchChain is the cache hits of a prompt whose chain of blocks the
+// index gave before (promptMemo.chain), taken as Touch takes them, in
+// one pass that reads each block's state once: it appends to hit, and
+// touches, the blocks of chain in order while each holds its hash in hs
+// (chain[j] for hs[j]) and is no duplicate, and returns hit and how many
+// it took. Each is then the index's block for its hash (dup says why),
+// the block hashIndex.hits would give; checking that costs what a probe
+// of the index does, so taking the hits apart from Touch paid nothing
+// (BenchmarkSimulateCodegen: an admission hits ~35 blocks). Untouch
+// undoes it exactly.
+func (p *BlockPool) touchChain(chain []int32, hs []uint64, hit []int32) ([]int32, int) {
+	n0 := len(hit)
+	chain = chain[:min(len(chain), len(hs))]
+	hit = slices.Grow(hit, len(chain))[:n0+len(chain)]
+	n := p.touchRun(chain, hs[:len(chain)], hit[n0:])
+	return hit[:n0+n], n
+}
+
+// touchRun is touchChain's loop, into out (as long as chain and hs).
+func (p *BlockPool) touchRun(chain []int32, hs []uint64, out []int32) int {
+	meta, dup, ring := p.meta, p.dup, p.ring
+	mask := uint32(len(ring) - 1)
+	revived := 0
+	hs, out = hs[:len(chain)], out[:len(chain)]
+	n := len(chain)
+	for j, b := range chain {
+		m := &meta[b]
+		if m.hash != hs[j] || dup[b] {
+			n = j
+			break
+		}
+		if m.refCnt == 0 {
+			revived++ // its free-queue entry goes stale (a hashed block is never fresh)
+			ring[m.pos&mask] = -1
+		}
+		m.refCnt++
+		out[j] = b
+	}
+	p.numFree -= revived
+	p.stale += revived
+	p.freeHashed -= revived // (a hit holds a hash)
+	return n
+}
+
+// Untouch drops the references Touch or touchChain took on blocks (an
+// admission that did not go ahead), with nothing else done to the pool
+// since: a block no request holds then is free again with its entry
+// where it was (Touch kept its position), as before.
+func (p *BlockPool) Untouch(blocks []int32) {
+	meta, ring := p.meta, p.ring
+	mask := uint32(len(ring) - 1)
+	revived := 0
+	for _, b := range blocks {
+		m := &meta[b]
+		if m.refCnt--; m.refCnt == 0 {
+			revived++
+			ring[m.pos&mask] = b
+		}
+	}
+	p.numFree += revived
+	p.stale -= revived
+	p.freeHashed += revived
 }

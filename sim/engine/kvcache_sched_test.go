@@ -126,11 +126,7 @@ func TestSchedulerPoolInvariants(t *testing.T) {
 				requirePoolHolds(t, s.Pool, all, "update")
 			}
 			prev = st
-			for _, r := range all {
-				if r.Status == Finished && r.HoldKV && len(r.Blocks) > 0 && rng.IntN(3) == 0 {
-					s.Release(r)
-				}
-			}
+			releaseHeld(s, all, rng)
 			if rng.IntN(5) == 0 {
 				s.Abort(all[rng.IntN(len(all))])
 				requirePoolHolds(t, s.Pool, all, "abort")
@@ -143,4 +139,14 @@ func TestSchedulerPoolInvariants(t *testing.T) {
 		evictions += s.Pool.Evictions
 	}
 	t.Logf("preemptions %d, cached tokens %d, evictions %d", preempted, cached, evictions)
+}
+
+// releaseHeld releases, each with probability 1/3, the KV that finished
+// HoldKV requests keep (a prefill instance's transfer done).
+func releaseHeld(s *Scheduler, all []*Request, rng *rand.Rand) {
+	for _, r := range all {
+		if r.Status == Finished && r.HoldKV && len(r.Blocks) > 0 && rng.IntN(3) == 0 {
+			s.Release(r)
+		}
+	}
 }

@@ -107,6 +107,9 @@ type Request struct {
 
 	hashes []uint64
 	hashBS int // the block size hashes were computed for
+	// memo is the scheduler's memo entry of r's prompt (seedHashes), whose
+	// leading hashes r.hashes repeats; nil if none.
+	memo *promptMemo
 
 	// A cohort member's place (cohort.go): its first and last cohort
 	// cycles, the latest cycles whose schedule and sample its counts

@@ -76,7 +76,7 @@ type Scheduler struct {
 	OnPreempt func(*Request)
 	// hashMemo holds repeated prompts' block hashes (hashmemo.go),
 	// hashMemoN hashes in all.
-	hashMemo  map[promptID][]uint64
+	hashMemo  map[promptID]*promptMemo
 	hashMemoN int
 }
 
@@ -157,8 +157,9 @@ func (s *Scheduler) Schedule(out *Step) {
 		for s.numWaiting > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
 			r := s.waiting.Peek()
 			var hit []int32
+			touched := 0 // hit[:touched] are touched already (computedBlocks)
 			if r.NumComputed == 0 {
-				hit = s.computedBlocks(r)
+				hit, touched = s.computedBlocks(r)
 				if s.cfg.EnablePrefixCaching {
 					out.PrefixQueries += r.NumTokens()
 					out.PrefixHits += len(hit) * s.cfg.BlockSize
@@ -167,10 +168,16 @@ func (s *Scheduler) Schedule(out *Step) {
 			computed := r.NumComputed + len(hit)*s.cfg.BlockSize
 			cached := computed
 			if r.NumComputed == 0 && r.ExternalTokens > computed {
-				hit, computed = nil, r.ExternalTokens // KV from the connector
+				if touched > 0 {
+					s.Pool.Untouch(hit[:touched])
+				}
+				hit, touched, computed = nil, 0, r.ExternalTokens // KV from the connector
 			}
 			n := s.newTokens(r, computed, budget)
-			if n <= 0 || !s.allocate(r, computed, n, hit) {
+			if n <= 0 || !s.allocateHit(r, computed, n, hit, touched) {
+				if touched > 0 {
+					s.Pool.Untouch(hit[:touched])
+				}
 				break
 			}
 			s.waiting.Pop()
@@ -358,41 +365,18 @@ func (s *Scheduler) emit(out *Step, r *Request, n int) {
 	}
 }
 
-// computedBlocks returns the longest run of cached full blocks of r's
-// tokens, leaving at least one token to compute (kv_cache_manager.py
-// get_computed_blocks: max_cache_hit_length = num_tokens − 1). The list
-// lives in s.scratch (valid until the next call).
-func (s *Scheduler) computedBlocks(r *Request) []int32 {
-	if !s.cfg.EnablePrefixCaching {
-		return nil
-	}
-	bs := s.cfg.BlockSize
-	maxBlocks := (r.known() - 1) / bs
-	if maxBlocks > 0 {
-		s.seedHashes(r)
-	}
-	// The hashes seeded are read in place (blockHash computes the rest).
-	seeded := 0
-	if r.hashBS == bs && s.Pool.caching {
-		seeded = min(len(r.hashes), maxBlocks)
-	}
-	hit, all := s.Pool.cached.hits(r.hashes[:seeded], s.scratch[:0])
-	for i := seeded; i < maxBlocks && all; i++ {
-		b := s.Pool.Lookup(r.blockHash(i, bs))
-		if b < 0 {
-			break
-		}
-		hit = append(hit, b)
-	}
-	s.scratch = hit
-	return hit
-}
-
 // allocate reserves KV blocks for r to hold computed tokens (including
 // the cache-hit blocks hit) and n new tokens (kv_cache_manager.py
 // allocate_slots). It returns false, changing nothing, when the free pool
 // (cached-but-unused blocks count as free) cannot supply them.
 func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
+	return s.allocateHit(r, computed, n, hit, 0)
+}
+
+// allocateHit is allocate of hits whose first touched blocks are touched
+// already (computedBlocks): they left the free pool then, so the check
+// counts the rest only.
+func (s *Scheduler) allocateHit(r *Request, computed, n int, hit []int32, touched int) bool {
 	bs := s.cfg.BlockSize
 	total := computed + n
 	if len(hit) == 0 && total <= len(r.Blocks)*bs && r.NumTokens() < (r.numHashed+1)*bs {
@@ -411,9 +395,9 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 	// need + evictable ≤ free needs their count only when the bound
 	// evictable ≤ len(hit) does not already settle it (a pool with room,
 	// the common case, skips a pass over the hit blocks).
-	if free := s.Pool.NumFree(); need+len(hit) > free {
+	if free := s.Pool.NumFree(); need+len(hit)-touched > free {
 		evictable := 0
-		for _, b := range hit {
+		for _, b := range hit[touched:] {
 			if s.Pool.meta[b].refCnt == 0 {
 				evictable++
 			}
@@ -423,7 +407,7 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 		}
 	}
 	if len(hit) > 0 {
-		s.Pool.Touch(hit)
+		s.Pool.Touch(hit[touched:])
 		r.Blocks = append(r.Blocks, hit...)
 		r.numHashed = len(r.Blocks)
 	}
