@@ -29,13 +29,61 @@ type promptID struct {
 // and the chain of blocks the prefix cache mapped the first of them to
 // at the latest lookup (computedBlocks), so that the next request with
 // the prompt finds its cache hits by checking that each block still
-// holds its hash (BlockPool.chainHits: the block's state, which Touch
-// reads next anyway) instead of probing the cache's index block by
-// block.
+// holds its hash (BlockPool.touchChain: the block's state, which Touch
+// reads anyway) instead of probing the cache's index block by block.
 type promptMemo struct {
+	id     promptID
 	hashes []uint64
 	chain  []int32
 	owner  *Scheduler // the scheduler whose pool's blocks chain names
+}
+
+// memoTable is the memo's entries by promptID: open addressing with
+// linear probing, grown at half full, never deleted from. A Go map with
+// the 32-byte key cost ~180 instructions a lookup (hashing the key), one
+// per admission (BenchmarkSimulateCodegen).
+type memoTable struct {
+	slots []*promptMemo // nil: empty
+	n     int
+}
+
+// home is id's first slot under mask.
+func (id *promptID) home(mask uint64) uint64 {
+	return mix64(id.prefixKey^id.contentKey*0x9e3779b97f4a7c15^uint64(id.prefixTokens)<<32^uint64(id.tokens)) & mask
+}
+
+// get returns id's entry, or nil.
+func (t *memoTable) get(id promptID) *promptMemo {
+	if t.n == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := id.home(mask); ; i = (i + 1) & mask {
+		if m := t.slots[i]; m == nil || m.id == id {
+			return m
+		}
+	}
+}
+
+// put adds m (its id not present).
+func (t *memoTable) put(m *promptMemo) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]*promptMemo, max(16, 2*len(old)))
+		t.n = 0
+		for _, e := range old {
+			if e != nil {
+				t.put(e)
+			}
+		}
+	}
+	mask := uint64(len(t.slots) - 1)
+	i := m.id.home(mask)
+	for t.slots[i] != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = m
+	t.n++
 }
 
 // seedHashes gives r the hashes of its first full blocks from the memo,
@@ -58,7 +106,7 @@ func (s *Scheduler) seedHashes(r *Request) {
 	if n == 0 {
 		return
 	}
-	if m, ok := s.hashMemo[id]; ok {
+	if m := s.hashMemo.get(id); m != nil {
 		h := m.hashes
 		if r.hashes == nil {
 			r.hashes = make([]uint64, 0, max(len(h), r.blocksHint(bs)))
@@ -68,11 +116,8 @@ func (s *Scheduler) seedHashes(r *Request) {
 	}
 	r.blockHash(n-1, bs)
 	if s.hashMemoN+n <= hashMemoMax {
-		if s.hashMemo == nil {
-			s.hashMemo = map[promptID]*promptMemo{}
-		}
-		r.memo = &promptMemo{hashes: append([]uint64(nil), r.hashes[:n]...), owner: s}
-		s.hashMemo[id] = r.memo
+		r.memo = &promptMemo{id: id, hashes: append([]uint64(nil), r.hashes[:n]...), owner: s}
+		s.hashMemo.put(r.memo)
 		s.hashMemoN += n
 	}
 }

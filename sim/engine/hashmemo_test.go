@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,7 +35,7 @@ func TestSeedHashesEqualComputed(t *testing.T) {
 		}
 		assert.NotEqual(t, first.blockHash(6, 16), second.blockHash(6, 16), "a block with output tokens is the request's own")
 	}
-	assert.Len(t, s.hashMemo, 2)
+	assert.Equal(t, 2, s.hashMemo.n)
 	assert.Equal(t, 100/16+37/16, s.hashMemoN)
 }
 
@@ -51,6 +52,33 @@ func TestSeedHashesMemoBounded(t *testing.T) {
 			require.Equal(t, fresh.blockHash(i, 16), r.blockHash(i, 16), "prompt %d block %d", k, i)
 		}
 	}
-	assert.Len(t, s.hashMemo, 16)
+	assert.Equal(t, 16, s.hashMemo.n)
 	assert.Equal(t, hashMemoMax, s.hashMemoN)
+}
+
+// The memo's table finds every entry put, and nothing else, as a Go map
+// does, across its growths (ids from a small key space, so homes collide
+// and probes run).
+func TestMemoTableMatchesMap(t *testing.T) {
+	var tab memoTable
+	ref := map[promptID]*promptMemo{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	id := func() promptID {
+		return promptID{prefixKey: uint64(rng.IntN(4)), contentKey: uint64(rng.IntN(30)), prefixTokens: 16 * rng.IntN(3), tokens: 100 + rng.IntN(5)}
+	}
+	for i := 0; i < 3000; i++ {
+		k := id()
+		if want := ref[k]; tab.get(k) != want {
+			t.Fatalf("op %d: get(%v) = %p, want %p", i, k, tab.get(k), want)
+		}
+		if ref[k] == nil && rng.IntN(2) == 0 {
+			m := &promptMemo{id: k}
+			tab.put(m)
+			ref[k] = m
+		}
+	}
+	require.Equal(t, len(ref), tab.n)
+	for k, m := range ref {
+		require.Same(t, m, tab.get(k))
+	}
 }

@@ -76,7 +76,7 @@ type Scheduler struct {
 	OnPreempt func(*Request)
 	// hashMemo holds repeated prompts' block hashes (hashmemo.go),
 	// hashMemoN hashes in all.
-	hashMemo  map[promptID]*promptMemo
+	hashMemo  memoTable
 	hashMemoN int
 }
 
