@@ -99,6 +99,9 @@ type Request struct {
 	Preemptions int
 	// CachedTokens is the prefix-cache hit at first admission, tokens.
 	CachedTokens int
+	// numHit is how many of r's first blocks are cache hits it took at
+	// admission (held since: they hold their hashes).
+	numHit int
 	// ExternalTokens are prompt tokens whose KV arrives through a KV
 	// connector (disaggregated decode): at first admission they count as
 	// computed, and blocks are allocated for them. Preemption drops them

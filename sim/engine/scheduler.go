@@ -410,6 +410,7 @@ func (s *Scheduler) allocateHit(r *Request, computed, n int, hit []int32, touche
 		s.Pool.Touch(hit[touched:])
 		r.Blocks = append(r.Blocks, hit...)
 		r.numHashed = len(r.Blocks)
+		r.numHit = len(hit) // (r held no block: the first admission)
 	}
 	if need > 0 {
 		r.Blocks = s.Pool.Allocate(need, r.Blocks)
@@ -446,7 +447,7 @@ func (s *Scheduler) preempt(r *Request) {
 	}
 	s.Pool.FreeTailFirst(r.Blocks) // hashed above: not private
 	r.Blocks = r.Blocks[:0]
-	r.numHashed = 0
+	r.numHashed, r.numHit = 0, 0
 	r.NumComputed = 0
 	r.Pending = 0
 	r.ExternalTokens = 0
@@ -463,14 +464,16 @@ func (s *Scheduler) preempt(r *Request) {
 // blocks past the shareable ones (numShareable) and the cache hits it
 // took (CachedTokens) were allocated for it alone and never cached: no
 // other request holds them and they hold no hash, so FreeTailPrivate
-// queues them lazily.
+// queues them lazily; its first numHit blocks are cache hits, which hold
+// their hashes.
 func (s *Scheduler) freeBlocks(r *Request) {
-	from := len(r.Blocks)
+	from, hits := len(r.Blocks), 0
 	if r.Preemptions == 0 {
 		bs := s.cfg.BlockSize
 		from = min(from, max(r.numShareable(bs), r.CachedTokens/bs))
+		hits = min(r.numHit, from)
 	}
-	s.Pool.FreeTailPrivate(r.Blocks, from)
+	s.Pool.freeTailPrivate(r.Blocks, from, hits)
 	r.Blocks = r.Blocks[:0]
 	r.numHashed = 0
 }
