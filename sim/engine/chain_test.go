@@ -86,8 +86,8 @@ func TestChainHitsAreTheIndexHits(t *testing.T) {
 			}
 		}
 		requirePoolHolds(t, s.Pool, all, "end")
-		for _, d := range s.Pool.dup {
-			if d {
+		for _, m := range s.Pool.meta {
+			if m.hash != 0 && m.refCnt&dupRef != 0 {
 				dups++
 			}
 		}

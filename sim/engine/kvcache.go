@@ -57,22 +57,33 @@ type BlockPool struct {
 	lazy    uint32
 	cached  hashIndex
 	caching bool
-	// dup[b] is set when block b's hash was, at its latest Cache,
-	// already the index's hit on another block: a block whose bit is
-	// clear and that holds hash h is the index's block for h (its entry
-	// goes only when the block is evicted, its hash cleared, and a hash
-	// comes back only through Cache), which chainHits relies on.
-	dup []bool
 	// Evictions counts cached blocks handed out again (their hash dropped).
 	Evictions int64
 }
 
 // blockMeta is one block's state.
 type blockMeta struct {
-	hash   uint64 // 0 = not a cached full block
-	pos    uint32 // the sequence number of its live free-queue entry (refCnt 0; a lazy entry's block: unset)
-	refCnt int32  // requests holding it; 0 = free (in the free queue unless fresh)
+	hash uint64 // 0 = not a cached full block
+	pos  uint32 // the sequence number of its live free-queue entry (refCnt 0; a lazy entry's block: unset)
+	// refCnt counts the requests holding it (0 = free: in the free queue
+	// unless fresh) in its bits below dupRef, which marks a duplicate.
+	refCnt int32
 }
+
+// dupRef, in a block's refCnt, is set when the block's hash was, at its
+// latest Cache, already the index's hit on another block: a block
+// without it that holds hash h is the index's block for h (its entry
+// goes only when the block is evicted, its hash cleared, and a hash
+// comes back only through Cache), which touchChain relies on. It is
+// cleared with the hash (a block handed out again is set to refCnt 1).
+// A bit of refCnt, which touchChain reads anyway, not a field or array
+// of its own: a separate array cost 3.9 M instructions of
+// BenchmarkSimulateCodegen (spilled registers), a bool field (24-byte
+// state) 2.7 M, a bit of pos (which the frees then read) 3.4 M.
+const (
+	dupRef  = 1 << 30
+	refMask = dupRef - 1
+)
 
 // NewBlockPool returns a pool of numBlocks blocks (vLLM's num_gpu_blocks,
 // the null block included), numBlocks − 1 of them free. caching enables
@@ -81,7 +92,6 @@ func NewBlockPool(numBlocks, blockSize int, caching bool) *BlockPool {
 	return &BlockPool{
 		BlockSize: blockSize, numBlocks: numBlocks, caching: caching,
 		meta: make([]blockMeta, numBlocks), fresh: 1, // block 0: the null block
-		dup:     make([]bool, numBlocks),
 		numFree: max(numBlocks-1, 0), cached: newHashIndex(numBlocks), ring: make([]int32, 64),
 	}
 }
@@ -160,7 +170,7 @@ func (p *BlockPool) Touch(blocks []int32) {
 	revived, hashed := 0, 0
 	for _, b := range blocks {
 		m := &meta[b]
-		if m.refCnt == 0 {
+		if m.refCnt&refMask == 0 {
 			revived++ // its free-queue entry goes stale
 			if b < fresh {
 				ring[m.pos&mask] = -1
@@ -336,11 +346,11 @@ func (p *BlockPool) freeTailFirst(blocks []int32, allHashed bool) {
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := blocks[i]
 		m := &meta[b]
-		if m.refCnt > 1 {
-			m.refCnt--
+		if c := m.refCnt; c&refMask > 1 {
+			m.refCnt = c - 1
 			continue
 		}
-		m.refCnt = 0
+		m.refCnt &= dupRef
 		m.pos = qtail
 		ring[qtail&uint32(len(ring)-1)] = b
 		qtail++
@@ -443,7 +453,7 @@ func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 		b := blocks[k]
 		k += dk
 		m := &p.meta[b]
-		if m.refCnt > 1 {
+		if m.refCnt&refMask > 1 {
 			m.refCnt--
 			continue
 		}
@@ -452,7 +462,7 @@ func (p *BlockPool) free(blocks []int32, tailFirst bool) {
 			// stale (freed, then a cache hit) counts as stale.
 			p.growRing(1)
 		}
-		m.refCnt = 0
+		m.refCnt &= dupRef
 		p.ring[p.qtail&uint32(len(p.ring)-1)] = b
 		m.pos = p.qtail
 		p.qtail++
@@ -470,11 +480,15 @@ func (p *BlockPool) Cache(b int32, h uint64) {
 		return
 	}
 	m := &p.meta[b]
-	if m.refCnt == 0 && m.hash == 0 {
+	if m.refCnt&refMask == 0 && m.hash == 0 {
 		p.freeHashed++ // not expected (callers cache blocks they hold), kept exact
 	}
 	m.hash = h
-	p.dup[b] = p.cached.putIfAbsent(h, b) != b // another block is h's hit: b holds a duplicate
+	if p.cached.putIfAbsent(h, b) != b {
+		m.refCnt |= dupRef // another block is h's hit: b holds a duplicate
+	} else {
+		m.refCnt &= refMask
+	}
 }
 
 // touchChain is the cache hits of a prompt whose chain of blocks the
@@ -482,43 +496,39 @@ func (p *BlockPool) Cache(b int32, h uint64) {
 // one pass that reads each block's state once: it appends to hit, and
 // touches, the blocks of chain in order while each holds its hash in hs
 // (chain[j] for hs[j]) and is no duplicate, and returns hit and how many
-// it took. Each is then the index's block for its hash (dup says why),
+// it took. Each is then the index's block for its hash (dupRef says why),
 // the block hashIndex.hits would give; checking that costs what a probe
 // of the index does, so taking the hits apart from Touch paid nothing
 // (BenchmarkSimulateCodegen: an admission hits ~35 blocks). Untouch
 // undoes it exactly.
 func (p *BlockPool) touchChain(chain []int32, hs []uint64, hit []int32) ([]int32, int) {
-	n0 := len(hit)
 	chain = chain[:min(len(chain), len(hs))]
-	hit = slices.Grow(hit, len(chain))[:n0+len(chain)]
-	n := p.touchRun(chain, hs[:len(chain)], hit[n0:])
-	return hit[:n0+n], n
-}
-
-// touchRun is touchChain's loop, into out (as long as chain and hs).
-func (p *BlockPool) touchRun(chain []int32, hs []uint64, out []int32) int {
-	meta, dup, ring := p.meta, p.dup, p.ring
-	mask := uint32(len(ring) - 1)
-	revived := 0
-	hs, out = hs[:len(chain)], out[:len(chain)]
-	n := len(chain)
-	for j, b := range chain {
-		m := &meta[b]
-		if m.hash != hs[j] || dup[b] {
-			n = j
-			break
-		}
-		if m.refCnt == 0 {
-			revived++ // its free-queue entry goes stale (a hashed block is never fresh)
-			ring[m.pos&mask] = -1
-		}
-		m.refCnt++
-		out[j] = b
-	}
+	n, revived := touchRun(p.meta, p.ring, chain, hs[:len(chain)])
 	p.numFree -= revived
 	p.stale += revived
 	p.freeHashed -= revived // (a hit holds a hash)
-	return n
+	return append(hit, chain[:n]...), n
+}
+
+// touchRun is touchChain's loop over its pool's state (meta, ring):
+// the blocks of chain it took and how many of them were free. Few
+// values live in it, so that they stay in registers.
+func touchRun(meta []blockMeta, ring []int32, chain []int32, hs []uint64) (n, revived int) {
+	mask := uint32(len(ring) - 1)
+	hs = hs[:len(chain)]
+	for j, b := range chain {
+		m := &meta[b]
+		c := m.refCnt
+		if m.hash != hs[j] || c&dupRef != 0 {
+			return j, revived
+		}
+		if c == 0 {
+			revived++ // its free-queue entry goes stale (a hashed block is never fresh)
+			ring[m.pos&mask] = -1
+		}
+		m.refCnt = c + 1
+	}
+	return len(chain), revived
 }
 
 // Untouch drops the references Touch or touchChain took on blocks (an
@@ -531,7 +541,7 @@ func (p *BlockPool) Untouch(blocks []int32) {
 	revived := 0
 	for _, b := range blocks {
 		m := &meta[b]
-		if m.refCnt--; m.refCnt == 0 {
+		if m.refCnt--; m.refCnt&refMask == 0 {
 			revived++
 			ring[m.pos&mask] = b
 		}

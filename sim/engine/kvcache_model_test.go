@@ -127,7 +127,7 @@ func TestBlockPoolMatchesList(t *testing.T) {
 						mb[j] = pair[b]
 					}
 					from := len(reqs[r]) // blocks[from:] hold no hash and no other holder
-					for from > 0 && p.meta[reqs[r][from-1]].refCnt == 1 && p.meta[reqs[r][from-1]].hash == 0 {
+					for from > 0 && p.meta[reqs[r][from-1]].refCnt&refMask == 1 && p.meta[reqs[r][from-1]].hash == 0 {
 						from--
 					}
 					switch {
@@ -212,8 +212,8 @@ func TestBlockPoolMatchesList(t *testing.T) {
 				}
 				seen := map[int32]bool{}
 				for b := int32(1); b < int32(n); b++ {
-					if holders[b] != int(p.meta[b].refCnt) {
-						t.Fatalf("n %d op %d: block %d has %d references, %d holders", n, i, b, p.meta[b].refCnt, holders[b])
+					if holders[b] != int(p.meta[b].refCnt&refMask) {
+						t.Fatalf("n %d op %d: block %d has %d references, %d holders", n, i, b, p.meta[b].refCnt&refMask, holders[b])
 					}
 					if holders[b] > 0 && !lazy[b] {
 						mb := pair[b]

@@ -32,7 +32,8 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	}
 	free := 0
 	for b := 1; b < n; b++ {
-		require.Equal(t, held[b]+lazy[b], int(p.meta[b].refCnt), "%s: block %d", where, b)
+		require.Equal(t, held[b]+lazy[b], int(p.meta[b].refCnt&refMask), "%s: block %d", where, b)
+		require.True(t, p.meta[b].refCnt&dupRef == 0 || p.meta[b].hash != 0, "%s: block %d marked a duplicate without a hash", where, b)
 		require.True(t, lazy[b] == 0 || held[b] == 0 && lazy[b] == 1 && p.meta[b].hash == 0, "%s: lazy block %d", where, b)
 		if held[b] == 0 {
 			free++
@@ -45,7 +46,7 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 			live++ // a lazy entry (checked above)
 		} else if b >= 0 {
 			m := p.meta[b]
-			require.True(t, m.refCnt == 0 && m.pos == seq, "%s: entry %d of block %d is live", where, seq, b)
+			require.True(t, m.refCnt&refMask == 0 && m.pos == seq, "%s: entry %d of block %d is live", where, seq, b)
 			live++
 			if m.hash != 0 {
 				hashed++
@@ -58,6 +59,7 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	for _, s := range p.cached.slots {
 		if h := s.key(); h != 0 {
 			require.Equal(t, h, p.meta[s.val].hash, "%s: index names block %d for %x", where, s.val, h)
+			require.Zero(t, p.meta[s.val].refCnt&dupRef, "%s: index names block %d, marked a duplicate", where, s.val)
 		}
 	}
 }

@@ -115,11 +115,11 @@ func requireStaleCount(t *testing.T, p *BlockPool) {
 				require.True(t, p.stale == 0 && p.freeHashed == 0, "plain lazy entry %d of block %d", seq, b)
 			}
 			m := p.meta[lb]
-			require.True(t, m.refCnt == 1 && m.hash == 0, "lazy entry %d of block %d", seq, lb)
+			require.True(t, m.refCnt&refMask == 1 && m.hash == 0, "lazy entry %d of block %d", seq, lb)
 			continue
 		}
 		m := p.meta[b]
-		require.True(t, m.refCnt == 0 && m.pos == seq, "entry %d of block %d is live", seq, b)
+		require.True(t, m.refCnt&refMask == 0 && m.pos == seq, "entry %d of block %d is live", seq, b)
 	}
 	require.Equal(t, stale, p.stale)
 }

@@ -398,7 +398,7 @@ func (s *Scheduler) allocateHit(r *Request, computed, n int, hit []int32, touche
 	if free := s.Pool.NumFree(); need+len(hit)-touched > free {
 		evictable := 0
 		for _, b := range hit[touched:] {
-			if s.Pool.meta[b].refCnt == 0 {
+			if s.Pool.meta[b].refCnt&refMask == 0 {
 				evictable++
 			}
 		}
