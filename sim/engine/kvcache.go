@@ -272,6 +272,10 @@ func (p *BlockPool) take1() int32 {
 		p.meta[b].refCnt = 1
 		return b
 	}
+	if e := p.ring[p.qhead&uint32(len(p.ring)-1)]; e < -1 {
+		p.qhead++ // takeHead's lazy entry at the head, without the call
+		return ^e
+	}
 	return p.takeHead()
 }
 
