@@ -48,11 +48,18 @@ type cohort struct {
 	// have it; nMin 0 when unknown (CohortSpan finds it again).
 	minLast, nMin int
 	// due holds, by cycle modulo its length (a power of two, at least
-	// BlockSize + 2), the members whose schedule in that cycle needs them:
-	// a block to allocate or hash, the last cycle passed (async), or their
-	// finishing cycle to note.
+	// BlockSize + 2), the members but the steady ones (phase) whose
+	// schedule in that cycle needs them: a block to allocate or hash, the
+	// last cycle passed (async), or their finishing cycle to note.
 	due     [][]*Request
 	dueMask int
+	// phase holds, by cycle modulo BlockSize, the members in the steady
+	// decode (cohortdue.go) due in those cycles, in running order;
+	// phaseMask is BlockSize − 1 when that is a power of two, else −1.
+	// entering collects the members a cycle's work makes steady.
+	phase     [][]*Request
+	phaseMask int
+	entering  []*Request
 	// finishing holds, by cycle modulo 2 (cycles are ≥ 0), the members
 	// whose last token that cycle samples.
 	finishing [2][]*Request
@@ -74,7 +81,13 @@ func (s *Scheduler) EnableCohort(lag int, canJoin func(*Request) bool, dissolvin
 	for ring < s.cfg.BlockSize+2 {
 		ring <<= 1
 	}
-	s.co = cohort{on: true, lag: lag, canJoin: canJoin, dissolving: dissolving, due: make([][]*Request, ring), dueMask: ring - 1}
+	bs := max(s.cfg.BlockSize, 1)
+	mask := bs - 1
+	if bs&mask != 0 {
+		mask = -1
+	}
+	s.co = cohort{on: true, lag: lag, canJoin: canJoin, dissolving: dissolving, due: make([][]*Request, ring), dueMask: ring - 1,
+		phase: make([][]*Request, bs), phaseMask: mask}
 }
 
 // Cohort returns the members, in running order: the implicit items of
@@ -154,7 +167,7 @@ func (s *Scheduler) join(j int) {
 // cycles away: the ring never wraps onto a cycle not yet run (false,
 // filing nothing, for a request whose blocks reach further). With ahead
 // > 0, r's computed and output tokens are taken ahead more (as of a
-// later cycle's schedule: dueWork re-plans from the next).
+// later cycle's schedule: dueOne re-plans from the next).
 func (s *Scheduler) plan(r *Request, j, ahead int) bool {
 	bs := s.cfg.BlockSize
 	tb := len(r.Blocks)*bs - r.NumComputed - ahead                  // cycle j+tb's token starts a block
@@ -201,11 +214,9 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 	if co.n == 0 {
 		return budget, false
 	}
-	slot := &co.due[j&co.dueMask]
-	list := *slot
-	*slot = nil
-	bs, need := s.cfg.BlockSize, 0
-	for _, r := range list {
+	// Every steady member's token starts a block (cohortdue.go).
+	bs, need := s.cfg.BlockSize, len(co.phase[co.phaseOf(j)])
+	for _, r := range co.due[j&co.dueMask] {
 		s.materialize(r)
 		if j == r.coLast+1 { // async: its last token is scheduled, it leaves the schedule
 			co.deactivate(r)
@@ -214,10 +225,9 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 		}
 	}
 	if co.active == 0 || co.active > budget || need > s.Pool.NumFree() {
-		*slot = list[:0]
-		return budget, false
+		return budget, false // (the caller dissolves the cohort)
 	}
-	s.dueWork(slot, list, j)
+	s.dueWork(j, false)
 	co.cycle = j
 	n := co.active
 	out.Cohort = n
@@ -232,55 +242,6 @@ func (s *Scheduler) cohortSchedule(out *Step, budget int) (int, bool) {
 	co.steps[co.nsteps] = out
 	co.nsteps++
 	return budget - n, true
-}
-
-// dueWork does the schedule of cycle j's work for its due members, list
-// (taken from *slot, materialized): in running order, a leaving member's
-// finish is noted, a member whose token starts or fills a block gets it
-// allocated or indexed, and each staying member is filed under its next
-// due cycle (which may be this slot again, a ring ahead).
-func (s *Scheduler) dueWork(slot *[]*Request, list []*Request, j int) {
-	co := &s.co
-	bs := s.cfg.BlockSize
-	if len(list) > 1 {
-		sortByIndex(list)
-	}
-	for _, r := range list {
-		if last := r.coLast; j >= last { // (j ≤ last + 1: a member is due by then)
-			fin := &co.finishing[last&1]
-			if j == last+1 {
-				*fin = append(*fin, r) // lag 1: it finishes at the sample of cycle j − 1
-				continue
-			}
-			if co.lag == 0 {
-				*fin = append(*fin, r)
-			}
-		}
-		if r.NumComputed+1 > len(r.Blocks)*bs || r.NumTokens() >= (r.numHashed+1)*bs {
-			if !s.allocDecode(r, r.NumComputed) {
-				panic("engine: cohort allocation beyond the free blocks counted") // a bug, not input
-			}
-		}
-		if j < r.coLast+co.lag {
-			// Re-plan from the next cycle: its counts then are one token on.
-			if !s.plan(r, j+1, 1) {
-				panic("engine: a cohort member's next block beyond the due ring") // a bug, not input
-			}
-		}
-	}
-	if *slot == nil {
-		*slot = list[:0]
-	}
-}
-
-// sortByIndex sorts members by running order (insertion sort: a cycle's
-// due members are few).
-func sortByIndex(v []*Request) {
-	for i := 1; i < len(v); i++ {
-		for k := i; k > 0 && v[k].coIdx < v[k-1].coIdx; k-- {
-			v[k], v[k-1] = v[k-1], v[k]
-		}
-	}
 }
 
 // deactivate drops member r from the cycles' schedule counts (active,
@@ -392,6 +353,10 @@ func (s *Scheduler) Dissolve() {
 		clear(co.due[i])
 		co.due[i] = co.due[i][:0]
 	}
+	for i := range co.phase {
+		clear(co.phase[i])
+		co.phase[i] = co.phase[i][:0]
+	}
 	for i := range co.finishing {
 		clear(co.finishing[i])
 		co.finishing[i] = co.finishing[i][:0]
@@ -414,7 +379,7 @@ func (s *Scheduler) CohortCycle(out *Step) bool {
 		return false
 	}
 	j := co.cycle + 1
-	bs, need := s.cfg.BlockSize, 0
+	bs, need := s.cfg.BlockSize, len(co.phase[co.phaseOf(j)])
 	for _, r := range co.due[j&co.dueMask] {
 		if j >= r.coLast+co.lag {
 			return false // it leaves the schedule, or its finish is noted

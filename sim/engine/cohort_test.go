@@ -31,7 +31,7 @@ func TestCohortMatchesSchedulingEachRequest(t *testing.T) {
 // scheduled.
 func cohortCase(t *testing.T, seed uint64) int {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	bs := []int{16, 16, 1, 2, 4, 32}[rng.IntN(6)]
+	bs := []int{16, 16, 1, 2, 4, 32, 24}[rng.IntN(7)] // (24: a block size no power of two)
 	c := Config{
 		MaxNumSeqs: 2 + rng.IntN(40), MaxNumBatchedTokens: 8 + rng.IntN(600), MaxModelLen: 64 + rng.IntN(2000),
 		BlockSize: bs, NumBlocks: 4 + rng.IntN(3000/bs+40), EnablePrefixCaching: rng.IntN(2) == 0,

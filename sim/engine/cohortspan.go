@@ -76,11 +76,7 @@ func (s *Scheduler) CohortSpan() int {
 func (s *Scheduler) AdvanceCohort(k int) (oldest, newest *Step) {
 	co := &s.co
 	last := co.cycle + k
-	for j := co.cycle + 1; j < last; j++ {
-		if len(co.due[j&co.dueMask]) > 0 { // (a cycle with none costs no call)
-			s.dueCycle(j)
-		}
-	}
+	s.dueCycles(co.cycle+1, last)
 	// As the schedule of cycle last − 1 left them (that of last may
 	// leave members out).
 	held, active, sumBase := s.Pool.NumUsed(), co.active, co.sumBase
@@ -110,18 +106,6 @@ func (s *Scheduler) cohortStep(st *Step, j, kv, n, sumBase int) {
 // written as of the sample of cycle j − 2 and the schedule of j − 1).
 func (s *Scheduler) dueCycle(j int) {
 	co := &s.co
-	slot := &co.due[j&co.dueMask]
-	list := *slot
-	if len(list) == 0 {
-		return
-	}
 	co.cycle, co.sampled = j-1, j-2
-	*slot = nil
-	for _, r := range list {
-		s.materialize(r)
-		if j == r.coLast+1 { // its last token is scheduled: it leaves the schedule (as cohortSchedule)
-			co.deactivate(r)
-		}
-	}
-	s.dueWork(slot, list, j)
+	s.dueWork(j, true)
 }
