@@ -242,11 +242,17 @@ func (c *Core) cohortBulk(s *Sim) {
 		}
 	}
 	for line && k < span {
-		if w := cost.WallNs; a == start && ctx >= lo && ctx < hi && w >= max(width, 1) && (svc == 0 || free <= start+w) {
-			// In closed form, the steps while the price holds: each lasts
-			// w, its chunks start at its end, each gap is w. (A price
-			// holds for at most four steps: w·m cannot overflow.)
-			m := min(int64(span-k), (hi-1-ctx)/n+1)
+		if w := cost.WallNs; a == start && w >= max(width, 1) && (svc == 0 || free <= start+w) {
+			// In closed form, the steps of this price: the one begun and
+			// those after it whose context sum ctx, ctx + n, … stays in
+			// [lo, hi). Each lasts w, its chunks start at its end, each
+			// gap is w. (A price holds for at most four steps: w·m cannot
+			// overflow.) The step begun after them is priced anew.
+			m := int64(1)
+			if ctx >= lo && ctx < hi {
+				m += (hi-1-ctx)/n + 1
+			}
+			m = min(m, int64(span-k))
 			if t := horizon - 1 - start; t < w*m {
 				m = max(t, 0) / w // (ends before the next event)
 			}
@@ -261,6 +267,13 @@ func (c *Core) cohortBulk(s *Sim) {
 				a, free = start, start+width
 				ctx += m * n
 				k += int(m)
+				if begun := ctx - n; begun < lo || begun >= hi {
+					s.now = start // (checkStep's message)
+					cost, lo, hi = c.reprice(s, begun, int(n))
+					if s.err != nil {
+						break
+					}
+				}
 				continue
 			}
 		}
