@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // The decode cohort. In a serving run nearly every running request takes a
 // plain decode step every step: one token scheduled (NumComputed and
 // Pending + 1), one token sampled (NumOutput + 1, Pending − 1), and a
@@ -44,9 +46,11 @@ type cohort struct {
 	// sumBase is Σ (NumComputed − coSched) over the active members: the
 	// cycle-k decode context sum is sumBase + active × k.
 	sumBase int
-	// minLast is the members' least last cycle (coLast), nMin how many
-	// have it; nMin 0 when unknown (CohortSpan finds it again).
-	minLast, nMin int
+	// lasts[lastsHead:] are the members' last cycles (coLast) in
+	// ascending order: members leave in that order, each when the sample
+	// of its last cycle finishes it (CohortSpan reads the least).
+	lasts     []int
+	lastsHead int
 	// due holds, by cycle modulo its length (a power of two, at least
 	// BlockSize + 2), the members but the steady ones (phase) whose
 	// schedule in that cycle needs them: a block to allocate or hash, the
@@ -148,12 +152,11 @@ func (s *Scheduler) join(j int) {
 		}
 		co.n++
 		co.active++
-		switch {
-		case co.n == 1 || (co.nMin > 0 && last < co.minLast):
-			co.minLast, co.nMin = last, 1
-		case co.nMin > 0 && last == co.minLast:
-			co.nMin++
+		v := append(co.lasts, last)
+		for k := len(v) - 1; k > co.lastsHead && v[k] < v[k-1]; k-- {
+			v[k], v[k-1] = v[k-1], v[k]
 		}
+		co.lasts = v
 		co.sumBase += r.NumComputed - r.coSched
 	}
 }
@@ -255,8 +258,19 @@ func (co *cohort) deactivate(r *Request) {
 // active when its last cycle is the latest scheduled (no lag).
 func (co *cohort) leave(r *Request) {
 	co.n--
-	if co.nMin > 0 && r.coLast == co.minLast {
-		co.nMin-- // (at 0, unknown)
+	v, h := co.lasts, co.lastsHead
+	if v[h] != r.coLast { // (never seen: the least leaves first)
+		k := h + slices.Index(v[h:], r.coLast)
+		v[h], v[k] = v[k], v[h] // r's to the head, the rest sorted again
+		slices.Sort(v[h+1:])
+	}
+	switch h++; {
+	case h == len(v):
+		co.lasts, co.lastsHead = v[:0], 0
+	case h > 64 && h > len(v)/2:
+		co.lasts, co.lastsHead = v[:copy(v, v[h:])], 0
+	default:
+		co.lastsHead = h
 	}
 	if r.coLast >= co.cycle {
 		co.deactivate(r)
@@ -361,7 +375,8 @@ func (s *Scheduler) Dissolve() {
 		clear(co.finishing[i])
 		co.finishing[i] = co.finishing[i][:0]
 	}
-	co.n, co.active, co.sumBase, co.nMin = 0, 0, 0, 0
+	co.n, co.active, co.sumBase = 0, 0, 0
+	co.lasts, co.lastsHead = co.lasts[:0], 0
 	co.sampled = co.cycle
 }
 

@@ -38,25 +38,14 @@ func (s *Scheduler) CohortSpan() int {
 		return 0
 	}
 	n := co.n
-	if co.nMin == 0 { // unknown since a member left (kept as members join)
-		last, leave := s.running[0].coLast, 1
-		for _, r := range s.running[1:n] {
-			if r.coLast < last {
-				last, leave = r.coLast, 0
-			}
-			if r.coLast == last {
-				leave++
-			}
-		}
-		co.minLast, co.nMin = last, leave
-	}
-	last, leave := co.minLast, co.nMin
+	lasts := co.lasts[co.lastsHead:] // (n, ascending)
+	last := lasts[0]
 	// The schedule of cycle coLast + 1 leaves a member out (lag 1): it
 	// may be the last, when a member stays (with none the schedule would
 	// dissolve the cohort); the sample of cycle coLast, which finishes
 	// the member, comes after it.
 	span := last - co.cycle
-	if leave < n {
+	if lasts[n-1] > last { // a member stays
 		span++
 	}
 	bs := s.cfg.BlockSize
