@@ -211,13 +211,14 @@ func (c *Core) cohortBulk(s *Sim) {
 	svc, delay := s.tokSvc, s.tokDelay
 	width := n * svc
 	horizon := min(s.queue.next(), s.scrapeAt, MaxClockNs+1)
-	start, cost, prevStart := c.stepStart, c.cost, c.stepStart
+	// c.cost is the price of the step begun (start), w its wall time.
+	start, w, prevStart := c.stepStart, c.cost.WallNs, c.stepStart
 	ctx := next.DecodeCtxSum // the next step's, then n more a step
 	k := 0
 	line := len(sc.segs) == 1 && sc.segs[0].to == int(n)
 	if !line {
 		// A member left or joined since the last cycle streamed.
-		end := start + cost.WallNs
+		end := start + w
 		if end >= horizon {
 			ok := false
 			if horizon, ok = s.pastEvents(c, start, end, horizon); !ok || c.admitted {
@@ -229,7 +230,8 @@ func (c *Core) cohortBulk(s *Sim) {
 		s.streamCycle(c, cur.CohortCycle(), int(n))
 		s.kSeams.streamed++
 		prevStart, start = start, end
-		cost, lo, hi = c.reprice(s, ctx, int(n))
+		c.cost, lo, hi = c.reprice(s, ctx, int(n))
+		w = c.cost.WallNs
 		ctx += n
 		k = 1
 		line = len(sc.segs) == 1 && sc.segs[0].to == int(n) && s.err == nil
@@ -242,7 +244,7 @@ func (c *Core) cohortBulk(s *Sim) {
 		}
 	}
 	for line && k < span {
-		if w := cost.WallNs; a == start && w >= max(width, 1) && (svc == 0 || free <= start+w) {
+		if a == start && w >= max(width, 1) && (svc == 0 || free <= start+w) {
 			// In closed form, the steps of this price: the one begun and
 			// those after it whose context sum ctx, ctx + n, … stays in
 			// [lo, hi). Each lasts w, its chunks start at its end, each
@@ -269,7 +271,8 @@ func (c *Core) cohortBulk(s *Sim) {
 				k += int(m)
 				if begun := ctx - n; begun < lo || begun >= hi {
 					s.now = start // (checkStep's message)
-					cost, lo, hi = c.reprice(s, begun, int(n))
+					c.cost, lo, hi = c.reprice(s, begun, int(n))
+					w = c.cost.WallNs
 					if s.err != nil {
 						break
 					}
@@ -277,7 +280,7 @@ func (c *Core) cohortBulk(s *Sim) {
 				continue
 			}
 		}
-		end := start + cost.WallNs
+		end := start + w
 		if end >= horizon {
 			if svc > 0 {
 				sc.api.free = free // (as the events before end find it)
@@ -327,7 +330,8 @@ func (c *Core) cohortBulk(s *Sim) {
 		prevStart, start = start, end
 		if ctx < lo || ctx >= hi {
 			s.now = end // (checkStep's message)
-			cost, lo, hi = c.reprice(s, ctx, int(n))
+			c.cost, lo, hi = c.reprice(s, ctx, int(n))
+			w = c.cost.WallNs
 		}
 		ctx += n
 		k++
@@ -374,7 +378,7 @@ func (c *Core) cohortBulk(s *Sim) {
 		c.hasNext = true
 	}
 	c.cur.ScheduledNs, c.next.ScheduledNs = prevStart, start
-	c.stepStart, c.cost = start, cost
+	c.stepStart = start
 	c.batch.DecodeCtxSum = c.cur.DecodeCtxSum
 	c.endBefore(s) // (after an admission, the step after it)
 }
