@@ -137,11 +137,38 @@ func (s *Sim) streamCycle(c *Core, j, n int) {
 	}
 	if base+int64(n)*svc+delay < sc.minRunEnd && len(sc.segs) <= maxSegs {
 		s.macroSteps++
-		s.streamBulk(c, members, kept, j, base)
+		if kept < n || !s.streamLine(sc, n, base) {
+			s.streamBulk(c, members, kept, j, base)
+		}
 	} else {
 		s.streamEach(c, members, kept, j)
 	}
 	sc.cycle = j
+}
+
+// streamLine is streamBulk for the common cycle (most of a steady
+// cohort's): its n members, none joining, on one line whose chunks have
+// all started by now, so that every member gets a new chunk, in order
+// from base, and gains the same gap (base − the line's a); false, doing
+// nothing, for any other cycle.
+func (s *Sim) streamLine(sc *stream, n int, base int64) bool {
+	if len(sc.segs) != 1 {
+		return false
+	}
+	g := &sc.segs[0]
+	svc := s.tokSvc
+	if g.from != 0 || (svc > 0 && s.now-g.a < int64(n-1)*svc) {
+		return false
+	}
+	gap, k := base-g.a, int64(n)
+	if !s.itl.addLast(gap, k) {
+		s.itl.AddN(gap, k)
+	}
+	g.a = base
+	if svc > 0 {
+		sc.api.free = base + k*svc
+	}
+	return true
 }
 
 // streamBulk streams cycle j's tokens segment by segment: in each, the
