@@ -415,7 +415,7 @@ func (p *Predictor) kernelsPerLayer() int {
 // launches. With async scheduling the host work overlaps the GPU
 // (wall = max); without it they add up.
 func (p *Predictor) Step(b *Batch, async bool) StepTime {
-	st, _, _ := p.priced(b, async) // stepmemo.go
+	st, _ := p.priced(b, async) // stepmemo.go
 	return st
 }
 

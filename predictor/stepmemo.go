@@ -82,27 +82,29 @@ func (k *stepKey) slot() uint64 {
 	return (h>>(64-stepMemoBits) + uint64(k.attn)) & (1<<stepMemoBits - 1)
 }
 
-// priced is Step: the memoized price of b when held (held true: its
-// slot holds key), else b priced afresh and kept when every part of it
-// is remembered (held then true too).
-func (p *Predictor) priced(b *Batch, async bool) (st StepTime, key stepKey, held bool) {
+// priced is Step: b's price, and its memo slot when the slot holds it
+// (the slot's key is b's), else nil. A price not held is priced afresh
+// and kept when every part of it is remembered (its slot then returned).
+// The slot, not the key, comes back: a pointer in one register, where
+// the key and a flag cost the hit path spills.
+func (p *Predictor) priced(b *Batch, async bool) (StepTime, *stepSlot) {
 	key, memo := p.stepKeyOf(b, async)
 	if !memo {
-		return p.step(b, async), key, false
+		return p.step(b, async), nil
 	}
 	if p.stepMemo == nil {
 		p.stepMemo = new([1 << stepMemoBits]stepSlot)
 	}
 	slot := &p.stepMemo[key.slot()]
 	if slot.key == key {
-		return slot.val, key, true
+		return slot.val, slot
 	}
-	st = p.step(b, async)
+	st := p.step(b, async)
 	if p.remembered(b, int(key.a&0xffff)) {
 		*slot = stepSlot{key: key, val: st}
-		return st, key, true
+		return st, slot
 	}
-	return st, key, false
+	return st, nil
 }
 
 // keyRange is the decode context sums [lo, hi) (tokens) whose batches
@@ -153,9 +155,9 @@ func (p *Predictor) remembered(b *Batch, t int) bool {
 // lo = hi = 0 when the price is not held. The k-step advance
 // (sim/cohortrun.go) asks once per range instead of once per step.
 func (p *Predictor) StepRange(b *Batch, async bool) (st StepTime, lo, hi int64) {
-	st, key, held := p.priced(b, async)
-	if held {
-		lo, hi = p.keyRange(&key)
+	st, slot := p.priced(b, async)
+	if slot != nil {
+		lo, hi = p.keyRange(&slot.key)
 	}
 	return st, lo, hi
 }
