@@ -19,9 +19,20 @@ type Histogram struct {
 	// add when the value changes or a sum is read (settle). The sums are
 	// those of adding each sample in turn: n additions of v to a sum, then
 	// m more, are n + m additions of v (addRepeated counts them exactly).
-	pend  int64
-	sum   float64
-	sumSq float64
+	pend int64
+	sum  float64
+	// sumSq is the sum of squares unless sqUnits. While the sum of
+	// squares s lies in a binade where addRepeated works in units
+	// (s/u an integer in [2^52, 2^53), u = 1/sqInv a power of two), it is
+	// kept as that integer, sqW, and a run's n additions of v² are
+	// n·round(v²/u) more, as addRepeated's pass would count them: settle
+	// then does a few integer operations instead of rebuilding the binade
+	// from the float's bits and back (sumSquares reads it). A run that
+	// leaves the binade, or a tie, goes through addRepeated.
+	sumSq   float64
+	sqW     int64
+	sqInv   float64
+	sqUnits bool
 }
 
 // bucket is ⌊log2(v)·1024⌋ from the float's bits: the exponent and the
@@ -90,19 +101,44 @@ func (h *Histogram) settle() {
 	}
 	h.pend = 0
 	v := float64(h.lastV)
-	if n <= 4 {
-		for ; n > 0; n-- {
-			h.sum += v
-			h.sumSq += v * v
-		}
-		return
-	}
 	if add := float64(n) * v; h.sum+add < 1<<53 && add < 1<<53 {
 		h.sum += add // integers below 2^53: every addition exact, so is their sum
 	} else {
 		h.sum = addRepeated(h.sum, v, n)
 	}
-	h.sumSq = addRepeated(h.sumSq, v*v, n)
+	vv := v * v
+	if h.sqUnits {
+		// addRepeated's pass in units (see there): each addition adds
+		// vv/u rounded to nearest, unless a tie; all n stay in the binade
+		// while the units stay below 2^53.
+		if vu := vv * h.sqInv; vu < 1<<53 {
+			step := int64(vu)
+			frac := vu - float64(step) // exact
+			if frac > 0.5 {
+				step++
+			}
+			hi, lo := bits.Mul64(uint64(n), uint64(step))
+			if w := h.sqW + int64(lo); frac != 0.5 && hi == 0 && lo < 1<<53 && w < 1<<53 {
+				h.sqW = w
+				return
+			}
+		}
+		h.sumSq, h.sqUnits = float64(h.sqW)/h.sqInv, false // exact: an integer below 2^53 over a power of two
+	}
+	h.sumSq = addRepeated(h.sumSq, vv, n)
+	// Into units when addRepeated would work in them (its binade test).
+	if exp := int(math.Float64bits(h.sumSq)>>52) & 0x7ff; exp > 52 && exp < 0x7ff-53 {
+		h.sqInv = math.Float64frombits(uint64(0x7fe-exp+52) << 52)
+		h.sqW, h.sqUnits = int64(h.sumSq*h.sqInv), true
+	}
+}
+
+// sumSquares is the sum of the settled samples' squares.
+func (h *Histogram) sumSquares() float64 {
+	if h.sqUnits {
+		return float64(h.sqW) / h.sqInv
+	}
+	return h.sumSq
 }
 
 // addRepeated is s after n times s += v in float64 (v ≥ 1 finite,
@@ -180,7 +216,7 @@ func (h *Histogram) Std() float64 {
 		return 0
 	}
 	m := h.Mean() // (settles)
-	return math.Sqrt(math.Max(0, h.sumSq/float64(h.n)-m*m))
+	return math.Sqrt(math.Max(0, h.sumSquares()/float64(h.n)-m*m))
 }
 
 // Percentile returns the p-th percentile (0–100), ns, as the geometric

@@ -86,6 +86,38 @@ func TestAddNIsAddNTimes(t *testing.T) {
 	require.Equal(t, a.n, b.n)
 	require.Equal(t, math.Float64bits(sum), math.Float64bits(a.sum))
 	require.Equal(t, math.Float64bits(sum), math.Float64bits(b.sum))
-	require.Equal(t, math.Float64bits(sumSq), math.Float64bits(a.sumSq))
-	require.Equal(t, math.Float64bits(sumSq), math.Float64bits(b.sumSq))
+	require.Equal(t, math.Float64bits(sumSq), math.Float64bits(a.sumSquares()))
+	require.Equal(t, math.Float64bits(sumSq), math.Float64bits(b.sumSquares()))
+}
+
+// The sum of squares kept in units (Histogram.sqUnits) is the sum of
+// adding each square in turn, also where an addition ties (a square that
+// is an odd multiple of half the unit: here 3² = 4.5 units of 2 once the
+// sum passes 2^53) and where runs leave a binade.
+func TestSumSquaresInUnitsIsTheLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := 0; trial < 200; trial++ {
+		h := NewHistogram()
+		var sumSq float64
+		add := func(v, n int64) {
+			h.AddN(v, n)
+			f := float64(v)
+			for k := int64(0); k < n; k++ {
+				sumSq += f * f
+			}
+		}
+		add(1e7+1, 90+rng.Int64N(20)) // the sum of squares near 2^53 (unit 1, then 2)
+		for i := 0; i < 40; i++ {
+			switch rng.IntN(3) {
+			case 0:
+				add(1+2*rng.Int64N(8), 1+rng.Int64N(2000)) // small odd values: ties with unit 2
+			case 1:
+				add(1+rng.Int64N(1<<uint(1+rng.IntN(30))), 1+rng.Int64N(300))
+			default:
+				add(1e7+rng.Int64N(1e6), 1+rng.Int64N(50)) // the sum across binades
+			}
+		}
+		h.settle()
+		require.Equal(t, math.Float64bits(sumSq), math.Float64bits(h.sumSquares()), "trial %d", trial)
+	}
 }

@@ -81,7 +81,7 @@ func runTweaked(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool, 
 		ITLN                                     int64
 		ITLSum, ITLSumSq, ITLMean, ITLStd, ITL99 float64
 	}{sum, sum.Latencies, res.Steps, res.EndNs, res.Engines, res.Coverage, res.Notes, res.MaxOutputTokensPerS, errText,
-		res.ITL.counts, res.ITL.n, res.ITL.sum, res.ITL.sumSq, res.ITL.Mean(), res.ITL.Std(), res.ITL.Percentile(99)})
+		res.ITL.counts, res.ITL.n, res.ITL.sum, res.ITL.sumSquares(), res.ITL.Mean(), res.ITL.Std(), res.ITL.Percentile(99)})
 	require.NoError(t, err)
 	out.result = result
 	return out
