@@ -243,25 +243,33 @@ func (c *Core) cohortBulk(s *Sim) {
 			free = sc.api.free
 		}
 	}
+	wmin := max(width, 1)
+loop:
 	for line && k < span {
-		if a == start && w >= max(width, 1) && (svc == 0 || free <= start+w) {
-			// In closed form, the steps of this price: the one begun and
+		if a == start && w >= wmin && (svc == 0 || free <= start+w) {
+			// In closed form, the steps of a price: the one begun and
 			// those after it whose context sum ctx, ctx + n, … stays in
 			// [lo, hi). Each lasts w, its chunks start at its end, each
 			// gap is w. (A price holds for at most four steps: w·m cannot
-			// overflow.) The step begun after them is priced anew.
-			m := int64(1)
-			if ctx >= lo && ctx < hi {
-				m += (hi-1-ctx)/n + 1
-			}
-			m = min(m, int64(span-k))
-			if t := horizon - 1 - start; t < w*m {
-				m = max(t, 0) / w // (ends before the next event)
-			}
-			if t := sc.minRunEnd - 1 - width - delay - start; t < w*m {
-				m = max(t, 0) / w // (tokens before a new peak second)
-			}
-			if m > 0 {
+			// overflow.) The step begun after them is priced anew, and
+			// the next price's steps go on so while they last at least
+			// the chunks' width (then free ≤ start + w again). No step
+			// ends at or after stop: the next event, or the tokens'
+			// next peak second.
+			stop := min(horizon, sc.minRunEnd-width-delay) - 1
+			m := int64(0)
+			for {
+				m = 1
+				if ctx >= lo && ctx < hi {
+					m += (hi-1-ctx)/n + 1
+				}
+				m = min(m, int64(span-k))
+				if t := stop - start; t < w*m {
+					m = max(t, 0) / w
+				}
+				if m <= 0 {
+					break
+				}
 				if !s.itl.addLast(w, m*n) {
 					s.itl.AddN(w, m*n)
 				}
@@ -274,9 +282,14 @@ func (c *Core) cohortBulk(s *Sim) {
 					c.cost, lo, hi = c.reprice(s, begun, int(n))
 					w = c.cost.WallNs
 					if s.err != nil {
-						break
+						break loop
 					}
 				}
+				if k >= span || w < wmin {
+					break
+				}
+			}
+			if m > 0 {
 				continue
 			}
 		}
