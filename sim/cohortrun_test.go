@@ -27,10 +27,7 @@ func TestCohortRunEquivalence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("many runs, each twice")
 	}
-	codegen := loadGate(t, "20260217-155451-llama-2-7b-tp1-codegen")
-	for i := range codegen.Workload.Arrivals.Stages {
-		codegen.Workload.Arrivals.Stages[i].DurationS /= 10
-	}
+	codegen := codegenTenth(t)
 	type tweak struct {
 		name string
 		f    func(*Sim)
@@ -110,6 +107,16 @@ func TestCohortRunEquivalence(t *testing.T) {
 		}
 	}
 	t.Logf("%d steps ended by the k-step advance", kSteps)
+}
+
+// codegenTenth is the codegen gate cell with a tenth of its duration
+// (about 900 requests).
+func codegenTenth(t testing.TB) *scenarios.Scenario {
+	codegen := loadGate(t, "20260217-155451-llama-2-7b-tp1-codegen")
+	for i := range codegen.Workload.Arrivals.Stages {
+		codegen.Workload.Arrivals.Stages[i].DurationS /= 10
+	}
+	return codegen
 }
 
 // requireSameRun requires equal requests, steps and result bytes.
