@@ -230,7 +230,7 @@ func (s *Sim) streamEach(c *Core, members []*engine.Request, kept, j int) {
 			for sc.segs[g].to <= k {
 				g++
 			}
-			sc.apply1(r, j-1, sc.segs[g].a+int64(k)*svc, svc, delay)
+			sc.apply1(r, j-1, sc.segs[g].a+int64(k+1)*svc+delay, delay)
 		}
 		s.streamOne(r, now, svc, delay)
 		r.coFrom = j + 1
@@ -302,25 +302,22 @@ func (sc *stream) apply(r *record, j, k int, svc, delay int64) {
 	for sc.segs[g].to <= k {
 		g++
 	}
-	sc.apply1(r, j, sc.segs[g].a+int64(k)*svc, svc, delay)
+	sc.apply1(r, j, sc.segs[g].a+int64(k+1)*svc+delay, delay)
 }
 
 // apply1 writes member r's tokens of the cycles from r.coFrom through j,
-// its latest chunk having started at start, ns: every token was streamed,
-// merged ones (r.merges) into the chunk before, all in its current peak
-// second.
-func (sc *stream) apply1(r *record, j int, start, svc, delay int64) {
+// its latest chunk reaching the client at at, ns (started at at − svc −
+// delay): every token was streamed, merged ones (r.merges) into the
+// chunk before, all in its current peak second.
+func (sc *stream) apply1(r *record, j int, at, delay int64) {
 	n := j - r.coFrom + 1
 	if r.coFrom == 0 || n <= 0 {
 		return
 	}
-	at := start + svc + delay
 	r.out.OutputTokens += int32(n)
 	r.out.ITLSumNs += at - r.lastTok
 	r.lastTok = at
-	if svc > 0 {
-		r.chunkAt = at - delay
-	}
+	r.chunkAt = at - delay // read only when svc > 0: no branch, so that apply1 inlines
 	r.runN += int64(n - r.merges)
 	r.merges = 0
 	r.coFrom = j + 1
