@@ -431,15 +431,15 @@ func (p *Predictor) step(b *Batch, async bool) StepTime {
 			// piecewise graphs: attention runs eagerly between the pieces
 			launch += float64(p.layers) * 2 * h.KernelLaunchNs
 		}
-		gpu = math.Max(dev+gaps+h.GraphLaunchNs, launch)
+		gpu = maxOf(dev+gaps+h.GraphLaunchNs, launch)
 	} else {
 		launch = float64(p.layers*p.kernelsPerLayer()+6) * h.KernelLaunchNs
-		gpu = math.Max(dev+gaps, launch)
+		gpu = maxOf(dev+gaps, launch)
 	}
 	host := h.HostNs(b)
 	var wall float64
 	if async {
-		wall = math.Max(gpu, host)
+		wall = maxOf(gpu, host)
 	} else {
 		wall = gpu + host
 	}
