@@ -137,7 +137,7 @@ func (s *Sim) streamCycle(c *Core, j, n int) {
 	}
 	if base+int64(n)*svc+delay < sc.minRunEnd && len(sc.segs) <= maxSegs {
 		s.macroSteps++
-		if kept < n || !s.streamLine(sc, n, base) {
+		if !s.streamLine(sc, members, kept, j, base) {
 			s.streamBulk(c, members, kept, j, base)
 		}
 	} else {
@@ -147,26 +147,30 @@ func (s *Sim) streamCycle(c *Core, j, n int) {
 }
 
 // streamLine is streamBulk for the common cycle (most of a steady
-// cohort's): its n members, none joining, on one line whose chunks have
-// all started by now, so that every member gets a new chunk, in order
-// from base, and gains the same gap (base − the line's a); false, doing
-// nothing, for any other cycle.
-func (s *Sim) streamLine(sc *stream, n int, base int64) bool {
+// cohort's): its kept members on one line whose chunks have all started
+// by now, so that every one gets a new chunk, in order from base, and
+// gains the same gap (base − the line's a); the members that joined
+// follow one by one (streamJoiners). False, doing nothing, for any other
+// cycle.
+func (s *Sim) streamLine(sc *stream, members []*engine.Request, kept, j int, base int64) bool {
 	if len(sc.segs) != 1 {
 		return false
 	}
 	g := &sc.segs[0]
 	svc := s.tokSvc
-	if g.from != 0 || (svc > 0 && s.now-g.a < int64(n-1)*svc) {
+	if g.from != 0 || (svc > 0 && s.now-g.a < int64(kept-1)*svc) {
 		return false
 	}
-	gap, k := base-g.a, int64(n)
+	gap, k := base-g.a, int64(kept)
 	if !s.itl.addLast(gap, k) {
 		s.itl.AddN(gap, k)
 	}
 	g.a = base
 	if svc > 0 {
 		sc.api.free = base + k*svc
+	}
+	if kept < len(members) {
+		sc.segs = s.streamJoiners(sc, sc.segs, members, kept, j)
 	}
 	return true
 }
@@ -176,7 +180,7 @@ func (s *Sim) streamLine(sc *stream, n int, base int64) bool {
 // the rest merge; members that joined go one by one.
 func (s *Sim) streamBulk(c *Core, members []*engine.Request, kept, j int, base int64) {
 	sc := &c.stream
-	now, svc, delay := s.now, s.tokSvc, s.tokDelay
+	now, svc := s.now, s.tokSvc
 	next := sc.spare[:0]
 	served := int64(0)
 	for _, g := range sc.segs {
@@ -205,14 +209,23 @@ func (s *Sim) streamBulk(c *Core, members []*engine.Request, kept, j int, base i
 	if served > 0 && svc > 0 { // free streaming (svc 0) never occupies the server
 		sc.api.free = base + served*svc // the joiners' tokens follow one by one
 	}
+	next = s.streamJoiners(sc, next, members, kept, j)
+	sc.segs, sc.spare = next, sc.segs
+}
+
+// streamJoiners streams the tokens of cycle j's members that joined for
+// it (ranks kept on) one by one, after the kept members' (the API server
+// already busy with theirs), appending their segments to segs.
+func (s *Sim) streamJoiners(sc *stream, segs []seg, members []*engine.Request, kept, j int) []seg {
+	now, svc, delay := s.now, s.tokSvc, s.tokDelay
 	for k := kept; k < len(members); k++ {
 		r := members[k].Data.(*record)
 		s.streamOne(r, now, svc, delay)
 		r.coFrom = j + 1
-		next = appendSeg(next, seg{k, k + 1, r.lastTok - delay - svc - int64(k)*svc})
+		segs = appendSeg(segs, seg{k, k + 1, r.lastTok - delay - svc - int64(k)*svc})
 		sc.minRunEnd = min(sc.minRunEnd, r.runEnd)
 	}
-	sc.segs, sc.spare = next, sc.segs
+	return segs
 }
 
 // streamEach streams cycle j's member tokens one by one, as Sim.tokens
