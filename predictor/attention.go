@@ -78,13 +78,22 @@ func (g *gridData) at(batch, x float64) (float64, bool) {
 }
 
 // reach is how far (batch, x) lies outside the grid (gridData.at said
-// it does): the farther of the batch axis and x on the rows it reads.
+// it does): the farther of the batch axis and x on the rows it reads. A
+// row's x range depends on its batch, so the reach names the row; when
+// the shape's batch is not that row's (it is interpolated between two
+// rows, or scaled from the last), it says the row is one the shape is
+// read from: "context 620 = 4.84× the table's 128 at batch 1024, a row
+// batch 639 is read from".
 func (g *gridData) reach(batch, x float64, xName string) Reach {
 	i, j, _, _ := g.batch.bracket(batch)
-	row := func(k int) Reach { // a row's x range depends on its batch: say which
+	row := func(k int) Reach {
 		r := beyond(xName, g.rows[k].x, x)
-		if r.Axis != "" {
-			r.At = fmt.Sprintf(" at batch %.6g", g.batch.v[k])
+		switch rb := g.batch.v[k]; {
+		case r.Axis == "":
+		case rb == batch:
+			r.At = fmt.Sprintf(" at batch %.6g", rb)
+		default:
+			r.At = fmt.Sprintf(" at batch %.6g, a row batch %.6g is read from", rb, batch)
 		}
 		return r
 	}

@@ -70,3 +70,19 @@ func TestCoverageAdd(t *testing.T) {
 	}
 	assert.Equal(t, a.Extrapolated, sum, "every extrapolated shape is in one family")
 }
+
+// TestGridReachNamesTheRowItReads: a decode-attention shape whose batch
+// lies between two measured rows reads both; when the longer-batch row
+// was measured only to a shorter context, the reach names that row and
+// says the shape's batch is read from it (a newcomer read "at batch 1024"
+// next to "batch=639" as a contradiction). A shape at a row's own batch
+// keeps the short form.
+func TestGridReachNamesTheRowItReads(t *testing.T) {
+	g := grid2{&gridData{points: func() []point {
+		return []point{{512, 128, 1}, {512, 1024, 2}, {1024, 64, 1}, {1024, 128, 2}}
+	}}}.data()
+	require.Equal(t, "context 620 = 4.84× the table's 128 at batch 1024, a row batch 639 is read from",
+		g.reach(639, 620, "context").String())
+	require.Equal(t, "context 2048 = 16× the table's 128 at batch 1024", g.reach(1024, 2048, "context").String())
+	require.Equal(t, "context 2048 = 2× the table's 1024 at batch 512", g.reach(512, 2048, "context").String())
+}
