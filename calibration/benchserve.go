@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // BenchLatencyMs is one latency metric of a `vllm bench serve` result
@@ -70,7 +71,7 @@ func (r *BenchServeResult) Has(key string) bool { return r.keys[key] }
 
 // benchPercentileKey matches vLLM's percentile keys, e.g. p99_ttft_ms,
 // p99.9_e2el_ms.
-var benchPercentileKey = regexp.MustCompile(`^(p[0-9]+(?:\.[0-9]+)?)_(ttft|tpot|itl|e2el)_ms$`)
+var benchPercentileKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(p[0-9]+(?:\.[0-9]+)?)_(ttft|tpot|itl|e2el)_ms$`) })
 
 // ReadBenchServe reads a `vllm bench serve` result JSON file. completed and
 // duration are required; other keys default to zero when absent.
@@ -118,7 +119,7 @@ func ReadBenchServe(path string) (*BenchServeResult, error) {
 		m.Percentiles = map[string]float64{}
 	}
 	for _, key := range slices.Sorted(maps.Keys(raw)) { // the first error is the same every run
-		if g := benchPercentileKey.FindStringSubmatch(key); g != nil && res.keys[key] {
+		if g := benchPercentileKey().FindStringSubmatch(key); g != nil && res.keys[key] {
 			// numpy's percentile takes q in [0, 100]: bench serve cannot
 			// have written p150.
 			if p, _ := strconv.ParseFloat(g[1][1:], 64); p > 100 {

@@ -7,10 +7,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // versionPattern is a dotted version number (vllm_version).
-var versionPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
+var versionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`) })
 
 // Datasets are the workload.dataset values.
 var Datasets = []string{"random", "shared_prefix", "trace", "sessions", "lengths"}
@@ -27,7 +28,7 @@ func (s *Scenario) Validate() error {
 	if s.Hardware == "" {
 		return errors.New("hardware: required (a GPU preset: frontier hardware lists them)")
 	}
-	if s.VLLMVersion != "" && !versionPattern.MatchString(s.VLLMVersion) {
+	if s.VLLMVersion != "" && !versionPattern().MatchString(s.VLLMVersion) {
 		return fmt.Errorf("vllm_version: must be a vLLM version such as 0.24.0, got %q", s.VLLMVersion)
 	}
 	if s.Predictor != "" && s.Predictor != "interp" && s.Predictor != "regression" {

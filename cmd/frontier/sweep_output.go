@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"frontier/sim/plan"
@@ -127,7 +128,7 @@ func (l *sweepLine) frontier(key string) (float64, bool) {
 	return f, err == nil
 }
 
-var pctKey = regexp.MustCompile(`^p([0-9.]+)_ttft_ms$`)
+var pctKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^p([0-9.]+)_ttft_ms$`) })
 
 // percentiles are the --metric-percentiles the lines' results report.
 func percentiles(lines []sweepLine) []float64 {
@@ -135,7 +136,7 @@ func percentiles(lines []sweepLine) []float64 {
 	seen := map[string]bool{}
 	for i := range lines {
 		for k := range lines[i].Result {
-			if m := pctKey.FindStringSubmatch(k); m != nil && !seen[m[1]] {
+			if m := pctKey().FindStringSubmatch(k); m != nil && !seen[m[1]] {
 				seen[m[1]] = true
 				p, _ := strconv.ParseFloat(m[1], 64)
 				pcts = append(pcts, p)

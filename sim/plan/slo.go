@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"frontier/sim"
 )
@@ -23,11 +24,13 @@ type SLO struct {
 // SLOGrammar is what ParseSLO accepts, for error messages.
 const SLOGrammar = "METRIC:STAT<=VALUE[ms|s] with METRIC ttft, tpot, itl or e2el and STAT mean or pNN[.N] (e.g. ttft:p99<=500ms, tpot:mean<=50ms, e2el:p90<=10s; VALUE in ms without a unit)"
 
-var sloRe = regexp.MustCompile(`^(ttft|tpot|itl|e2el):(mean|p[0-9]+(?:\.[0-9]+)?)<=([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)(ms|s)?$`)
+var sloRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(ttft|tpot|itl|e2el):(mean|p[0-9]+(?:\.[0-9]+)?)<=([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)(ms|s)?$`)
+})
 
 // ParseSLO reads one SLO. Errors name --slo and say the grammar.
 func ParseSLO(s string) (SLO, error) {
-	m := sloRe.FindStringSubmatch(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
+	m := sloRe().FindStringSubmatch(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
 	if m == nil {
 		return SLO{}, fmt.Errorf("--slo %q: want %s", s, SLOGrammar)
 	}

@@ -11,12 +11,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"frontier/sim/engine"
 )
 
 // decimal is a plain decimal number (no hex, no digit separators).
-var decimal = regexp.MustCompile(`^[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+var decimal = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`) })
 
 // Bounds of trace values (the same as the scenario's: scenarios.MaxSeconds,
 // scenarios.MaxTokens), keeping the nanosecond clock far from overflow.
@@ -159,7 +160,7 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 	at := 0.0
 	if s := get("arrival_s"); turn <= 1 || s != "" {
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || !decimal.MatchString(s) || !(v >= 0 && v <= maxArrivalS) {
+		if err != nil || !decimal().MatchString(s) || !(v >= 0 && v <= maxArrivalS) {
 			return row, fmt.Errorf("arrival_s: must be a decimal number of seconds in [0, %g], got %q", maxArrivalS, s)
 		}
 		if turn <= 1 {
@@ -194,7 +195,7 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 	switch {
 	case turn > 1:
 		v, err := strconv.ParseFloat(row.think, 64)
-		if err != nil || !decimal.MatchString(row.think) || !(v >= 0 && v <= maxArrivalS) {
+		if err != nil || !decimal().MatchString(row.think) || !(v >= 0 && v <= maxArrivalS) {
 			return row, fmt.Errorf("think_s: must be a decimal number of seconds in [0, %g] after a session's first turn (the delay after turn %d's last token), got %q", maxArrivalS, turn-1, row.think)
 		}
 		row.req.ClosedLoop, row.req.ThinkNs = true, int64(math.Round(v*1e9))
@@ -303,7 +304,7 @@ func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request 
 // the think_s a generator writes for a session's first turn.
 func isZero(v string) bool {
 	x, err := strconv.ParseFloat(v, 64)
-	return err == nil && decimal.MatchString(v) && x == 0
+	return err == nil && decimal().MatchString(v) && x == 0
 }
 
 func turnList(rows []traceRow, idx []int) string {
