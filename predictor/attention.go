@@ -148,12 +148,34 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 	// counts their rows, so that a shape's points are one slice at its
 	// size (growing them by append cleared and copied ~1.3 MB for a
 	// Llama-8B start-up, a tenth of its page faults).
-	build := func(each attnPoints, x0 int64, post func(*series), dst map[headKey]grid2) error {
+	build := func(context bool, x0 int64, post func(*series), dst map[headKey]grid2) error {
+		// A LazyTablesFor set's part is read by shape where it can be
+		// (Tables.AttnShapes): the same rows, grouped, without a pass
+		// decoding every row for the counts and another for each grid.
+		shapes, ok, err := t.AttnShapes(context, int64(headDim), kvDtype)
+		if err != nil {
+			return err
+		}
+		if ok {
+			for _, s := range shapes {
+				k, n := headKey{s.Heads, s.KVHeads}, s.Rows
+				dst[k] = grid2{&gridData{post: post, points: func() []point {
+					points := make([]point, 0, n)
+					// AttnShapes read the part without an error.
+					_, _ = t.AttnShapePoints(context, int64(headDim), kvDtype, k.h, k.kv, func(batch, x int64, ms float64) {
+						points = append(points, point{float64(batch), float64(x + x0), ms})
+					})
+					return points
+				}}}
+			}
+			return nil
+		}
+		each := attnPointsOf(t, context, headDim, kvDtype)
 		var keys []headKey // shapes, in order of first use
 		var counts []int
 		index := map[headKey]int{} // keys' indices
 		last := -1
-		err := each(func(h, kv, _, _ int64, _ float64) {
+		err = each(func(h, kv, _, _ int64, _ float64) {
 			// The table cycles through its shapes in one order: the shape
 			// after the last one is the likeliest.
 			switch k := (headKey{h, kv}); {
@@ -190,7 +212,7 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 	// Longer prompts are not less efficient per query-key pair (see
 	// monotoneCost): so a one-shot prefill is never priced above the same
 	// work in chunks for noise in the table.
-	err := build(attnPointsOf(t, true, headDim, kvDtype), 0, func(row *series) {
+	err := build(true, 0, func(row *series) {
 		monotoneCost(row.x.v, row.y, func(l float64) float64 { return CausalPairs(l, 0) })
 	}, a.prefill)
 	if err != nil {
@@ -198,7 +220,7 @@ func NewAttention(t *profiles.Tables, headDim int, kvDtype string) (*Attention, 
 	}
 	// Decode context = step + offset (aiconfigurator's step is the KV
 	// length minus one; our collector's is the KV length).
-	if err := build(attnPointsOf(t, false, headDim, kvDtype), t.DecodeContextOffset, nil, a.decode); err != nil {
+	if err := build(false, t.DecodeContextOffset, nil, a.decode); err != nil {
 		return nil, err
 	}
 	if len(a.prefill) == 0 || len(a.decode) == 0 {

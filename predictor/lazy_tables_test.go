@@ -12,7 +12,7 @@ import (
 )
 
 // Grids built from a profiles.LazyTablesFor set (the rows form read
-// column by column: Tables.GemmGrid, Tables.AttnPoints) are the grids
+// column by column: Tables.GemmGrid, Tables.AttnShapes) are the grids
 // NewGemm and NewAttention build from the decoded rows, bit for bit, on
 // every embedded hardware, every GEMM dtype (alone, and with bfloat16
 // as a quantized model needs) and every head_dim and KV cache dtype of
@@ -66,6 +66,9 @@ func TestLazyTablesBuildTheRowsGrids(t *testing.T) {
 				ok, err := lazy.AttnPoints(true, s.dim, s.kv, func(_, _, _, _ int64, _ float64) {})
 				require.NoError(t, err)
 				assert.True(t, ok, "%s %v: the lazy attention path", hw, s)
+				_, ok, err = lazy.AttnShapes(false, s.dim, s.kv)
+				require.NoError(t, err)
+				assert.True(t, ok, "%s %v: attention read by shape", hw, s)
 				want, wantErr := NewAttention(rows, int(s.dim), s.kv)
 				got, gotErr := NewAttention(lazy, int(s.dim), s.kv)
 				assert.Equal(t, wantErr, gotErr, "%s %v", hw, s)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"reflect"
+	"sync"
 	"unsafe"
 )
 
@@ -239,6 +240,11 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 type rowsPart struct {
 	sel  []int32
 	cols []rowsColumn
+	// inRange memoizes rangeChecked (rows_attn.go).
+	inRange struct {
+		once sync.Once
+		ok   bool
+	}
 }
 
 // rowsColumn is one field's column: width bytes per file row (0, 1, 2:
