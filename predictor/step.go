@@ -77,6 +77,7 @@ type Predictor struct {
 	lastChunkOK bool
 	mlaDecode   []float64 // mlaDecodeMs by decodes
 	stepMemo    *[1 << stepMemoBits]stepSlot
+	prefillMemo *[1 << prefillMemoBits]prefillSlot
 	Notes       []string
 }
 

@@ -61,10 +61,18 @@ func (p *Predictor) stepKeyOf(b *Batch, async bool) (stepKey, bool) {
 		uint(b.NumRunning) >= 1<<30 {
 		return stepKey{}, false
 	}
+	k := p.packKey(b, t, n, async)
+	k.attn = int32(math.Round(float64(b.DecodeCtxSum) / float64(n) / 4))
+	return k, true
+}
+
+// packKey is b's key but for the attention key (t its GEMM tokens, n its
+// decodes: both below 2^16, as its other counts, and NumRunning below
+// 2^30).
+func (p *Predictor) packKey(b *Batch, t, n int, async bool) stepKey {
 	k := stepKey{
-		a:    uint64(t) | uint64(b.NumTokens)<<16 | uint64(b.NumRequests)<<32 | uint64(b.NumSampled)<<48,
-		b:    uint64(n) | uint64(b.NumRunning)<<keyRunningShift,
-		attn: int32(math.Round(float64(b.DecodeCtxSum) / float64(n) / 4)),
+		a: uint64(t) | uint64(b.NumTokens)<<16 | uint64(b.NumRequests)<<32 | uint64(b.NumSampled)<<48,
+		b: uint64(n) | uint64(b.NumRunning)<<keyRunningShift,
 	}
 	if b.Graph {
 		k.b |= keyGraph
@@ -75,7 +83,7 @@ func (p *Predictor) stepKeyOf(b *Batch, async bool) (stepKey, bool) {
 	if p.chunked > 0 && b.DecodeCtxSum > int64(n)*int64(p.cfg.Model.AttentionChunkSize) {
 		k.b |= keyPast
 	}
-	return k, true
+	return k
 }
 
 // slot is k's place in the table: a hash of everything but the attention
@@ -94,7 +102,7 @@ func (k *stepKey) slot() uint64 {
 func (p *Predictor) priced(b *Batch, async bool) (StepTime, *stepSlot) {
 	key, memo := p.stepKeyOf(b, async)
 	if !memo {
-		return p.step(b, async), nil
+		return p.prefillPriced(b, async), nil // stepmemo_prefill.go
 	}
 	if p.stepMemo == nil {
 		p.stepMemo = new([1 << stepMemoBits]stepSlot)
