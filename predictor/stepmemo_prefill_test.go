@@ -17,14 +17,7 @@ import (
 // no range for them. A memo keyed without the chunk's prefix, the
 // running requests or the decodes' attention key fails it.
 func TestPrefillMemoChangesNothing(t *testing.T) {
-	moe := llamaConfig(t, "Qwen/Qwen3-30B-A3B", "h200-sxm", 1)
-	moe.DP, moe.ExpertParallel = 4, true
-	for _, cfg := range []Config{
-		llamaConfig(t, "meta-llama/Llama-3.1-8B-Instruct", "h200-sxm", 1),
-		moe,
-		quantConfig(t, "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "h100-sxm", 2),
-		quantConfig(t, "deepseek-ai/DeepSeek-V2-Lite", "h100-sxm", 1),
-	} {
+	for _, cfg := range append(memoConfigs(t), quantConfig(t, "deepseek-ai/DeepSeek-V2-Lite", "h100-sxm", 1)) {
 		memo, plain := mustNew(t, cfg), mustNew(t, cfg)
 		rng := rand.New(rand.NewPCG(7, 3))
 		chunks := []Chunk{{16, 576}, {16, 3000}, {32, 576}, {592, 0}, {1, 8191}, {200, 9000}}

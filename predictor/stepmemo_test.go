@@ -14,13 +14,7 @@ import (
 // notes of one pricing every batch afresh (step), for a dense model, a
 // MoE model under DP and EP, and Llama-4's chunked local attention.
 func TestStepMemoChangesNothing(t *testing.T) {
-	moe := llamaConfig(t, "Qwen/Qwen3-30B-A3B", "h200-sxm", 1)
-	moe.DP, moe.ExpertParallel = 4, true
-	for _, cfg := range []Config{
-		llamaConfig(t, "meta-llama/Llama-3.1-8B-Instruct", "h200-sxm", 1),
-		moe,
-		quantConfig(t, "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "h100-sxm", 2),
-	} {
+	for _, cfg := range memoConfigs(t) {
 		memo, plain := mustNew(t, cfg), mustNew(t, cfg)
 		rng := rand.New(rand.NewPCG(4, 9))
 		n, ctx, pad, running, hits, ranges := 1, 100, 1, 1, 0, 0
@@ -64,6 +58,18 @@ func TestStepMemoChangesNothing(t *testing.T) {
 		require.Equal(t, plain.AllNotes(), memo.AllNotes())
 		require.Greater(t, hits, 10000, cfg.Model.ID)
 		require.Greater(t, ranges, 3000, cfg.Model.ID)
+	}
+}
+
+// memoConfigs are the step memos' test deployments: a dense model, a
+// MoE model under DP and EP, and Llama-4's chunked local attention.
+func memoConfigs(t *testing.T) []Config {
+	moe := llamaConfig(t, "Qwen/Qwen3-30B-A3B", "h200-sxm", 1)
+	moe.DP, moe.ExpertParallel = 4, true
+	return []Config{
+		llamaConfig(t, "meta-llama/Llama-3.1-8B-Instruct", "h200-sxm", 1),
+		moe,
+		quantConfig(t, "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "h100-sxm", 2),
 	}
 }
 
