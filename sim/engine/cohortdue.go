@@ -53,7 +53,7 @@ func (s *Scheduler) dueWork(j int, leave bool) {
 	list := *slot
 	if len(list) == 0 {
 		if len(co.phase[ph]) > 0 {
-			s.steadyWork(j, ph)
+			s.steadyWork(j, j+1)
 		}
 		return
 	}
@@ -100,47 +100,47 @@ func (s *Scheduler) dueWork(j int, leave bool) {
 	}
 }
 
-// steadyWork is dueWork for a cycle j with steady members (co.phase[ph])
-// only.
-func (s *Scheduler) steadyWork(j, ph int) {
+// steadyWork is dueWork for the cycles from j on, before to, while
+// they have steady members only (co.phase) or none: it returns the first
+// cycle it did not do (to, or one with members in the due ring, which
+// may be one a member it made unsteady was filed under).
+func (s *Scheduler) steadyWork(j, to int) int {
 	co := &s.co
-	steady := co.phase[ph]
 	bs, p := s.cfg.BlockSize, s.Pool
-	if p.numFree < len(steady) {
-		panic("engine: cohort allocation beyond the free blocks counted") // a bug, not input
-	}
-	p.numFree -= len(steady) // (take1 does not read it)
-	w := 0
-	for _, r := range steady {
-		r.Blocks = append(r.Blocks, p.take1())
-		r.numHashed++
-		if r.coLast >= j+bs {
-			steady[w] = r
-			w++
-		} else {
-			co.unsteady(r)
-		}
-	}
-	if w < len(steady) {
-		co.phase[ph] = steady[:w] // (the entries past w keep stale pointers: members, never read)
-	}
-}
-
-// dueCycles is the bulk schedule of cycles from … to − 1 (dueCycle),
-// the cycles with steady members only by steadyWork. (An inline copy of
-// steadyWork here saved 1.2 M of BenchmarkSimulateCodegen's ~152 M
-// instructions, a call per steady cycle: not worth two copies of the
-// block work that exactness rests on.)
-func (s *Scheduler) dueCycles(from, to int) {
-	co := &s.co
-	for j, ph := from, co.phaseOf(from); j < to; j++ {
-		if len(co.due[j&co.dueMask]) > 0 {
-			s.dueCycle(j)
-		} else if len(co.phase[ph]) > 0 {
-			s.steadyWork(j, ph)
+	for ph := co.phaseOf(j); j < to && len(co.due[j&co.dueMask]) == 0; j++ {
+		if steady := co.phase[ph]; len(steady) > 0 {
+			if p.numFree < len(steady) {
+				panic("engine: cohort allocation beyond the free blocks counted") // a bug, not input
+			}
+			p.numFree -= len(steady) // (take1 does not read it)
+			w := 0
+			for _, r := range steady {
+				r.Blocks = append(r.Blocks, p.take1())
+				r.numHashed++
+				if r.coLast >= j+bs {
+					steady[w] = r
+					w++
+				} else {
+					co.unsteady(r)
+				}
+			}
+			if w < len(steady) {
+				co.phase[ph] = steady[:w] // (the entries past w keep stale pointers: members, never read)
+			}
 		}
 		if ph++; ph == len(co.phase) {
 			ph = 0
+		}
+	}
+	return j
+}
+
+// dueCycles is the bulk schedule of cycles from … to − 1 (dueCycle),
+// runs of cycles with steady members only by steadyWork, in one call.
+func (s *Scheduler) dueCycles(from, to int) {
+	for j := from; j < to; j++ {
+		if j = s.steadyWork(j, to); j < to {
+			s.dueCycle(j)
 		}
 	}
 }
