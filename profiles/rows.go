@@ -240,10 +240,11 @@ func decodeRows[T any](data []byte, keep func(key string) bool) ([]T, error) {
 type rowsPart struct {
 	sel  []int32
 	cols []rowsColumn
-	// inRange memoizes rangeChecked (rows_attn.go).
-	inRange struct {
+	// byShape memoizes an attention part's rows by head shape
+	// (rows_attn.go).
+	byShape struct {
 		once sync.Once
-		ok   bool
+		idx  *attnShapeIndex
 	}
 }
 
