@@ -29,7 +29,24 @@ func bad(err error) error {
 	return usageError{err}
 }
 
-func newRoot() *cobra.Command {
+// subcommands are frontier's commands, in the order they are added.
+var subcommands = []struct {
+	name  string
+	build func() *cobra.Command
+}{
+	{"simulate", newSimulateCmd}, {"sweep", newSweepCmd}, {"capacity", newCapacityCmd}, {"gate", newGateCmd},
+	{"calibrate", newCalibrateCmd}, {"hardware", newHardwareCmd}, {"models", newModelsCmd}, {"profile", newProfileCmd},
+	{"bench", newBenchCmd}, // vllm bench latency | throughput (bench.go)
+}
+
+func newRoot() *cobra.Command { return newRootOf("") }
+
+// newRootOf is the root command with only the subcommand named only
+// (every one when ""): a process runs one command, and building all of
+// them and their flags cost a one-request simulate 1.2 M instructions
+// and ~70 page faults (sweep, capacity and bench each register
+// simulate's ~100 flags again).
+func newRootOf(only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "frontier",
 		Short:         "Frontier predicts what vLLM V1 does with a workload on given GPUs, without GPUs",
@@ -37,13 +54,29 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return bad(err) })
-	root.AddCommand(newSimulateCmd(), newSweepCmd(), newCapacityCmd(), newGateCmd(), newCalibrateCmd(), newHardwareCmd(), newModelsCmd(), newProfileCmd())
-	root.AddCommand(newBenchCmd()) // vllm bench latency | throughput (bench.go)
+	for _, c := range subcommands {
+		if only == "" || c.name == only {
+			root.AddCommand(c.build())
+		}
+	}
 	return root
 }
 
+// invoked is the subcommand args (the command line after the program's
+// name) run, when its first word names one; "" for anything else (no
+// arguments, help, completion, a flag first, a misspelt command), which
+// needs every command (to list them, or to suggest one).
+func invoked(args []string) string {
+	for _, c := range subcommands {
+		if len(args) > 0 && args[0] == c.name {
+			return c.name
+		}
+	}
+	return ""
+}
+
 func main() {
-	err := newRoot().Execute()
+	err := newRootOf(invoked(os.Args[1:])).Execute()
 	if err == nil {
 		return
 	}

@@ -22,7 +22,7 @@ var tiny = []string{"simulate", "--num-prompts", "20", "--random-input-len", "64
 // stderr and the error main would turn into the exit status.
 func run(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	root := newRoot()
+	root := newRootOf(invoked(args))
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
