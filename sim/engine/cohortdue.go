@@ -114,11 +114,13 @@ func (s *Scheduler) steadyWork(j, to int) int {
 			}
 			p.numFree -= len(steady) // (take1 does not read it)
 			w := 0
-			for _, r := range steady {
+			for i, r := range steady {
 				r.Blocks = append(r.Blocks, p.take1())
 				r.numHashed++
 				if r.coLast >= j+bs {
-					steady[w] = r
+					if w < i {
+						steady[w] = r
+					}
 					w++
 				} else {
 					co.unsteady(r)
