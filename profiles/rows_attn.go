@@ -28,10 +28,14 @@ type AttnShape struct {
 type attnShapeIndex struct {
 	ok     bool
 	shapes []AttnShape
-	rows   [][]int32 // each shape's rows, in table order
-	batch  *rowsColumn
-	x      *rowsColumn
-	lat    *rowsColumn // LatencyMs: a float64's bits
+	sel    []int32 // the part's selected rows
+	// shapeOf is by selected row: 0 for one AttnPoints does not visit,
+	// else 1 + its shape's index (at most 255 shapes; a byte a row, where
+	// lists of rows by shape took ~40 page faults a start-up).
+	shapeOf []byte
+	batch   *rowsColumn
+	x       *rowsColumn
+	lat     *rowsColumn // LatencyMs: a float64's bits
 }
 
 // attnShapes is the part AttnPoints(context, headDim, kvDtype) reads, by
@@ -77,15 +81,15 @@ func (t *Tables) attnShapes(context bool, headDim int64, kvDtype string) (idx *a
 // dictionaries (as AttnPoints' decoding does; not ok at the first one
 // past its dictionary).
 func indexShapes(sel []int32, h, kv, batch, x, lat, attn *rowsColumn, wantAttn int) *attnShapeIndex {
-	idx := &attnShapeIndex{batch: batch, x: x, lat: lat}
+	idx := &attnShapeIndex{batch: batch, x: x, lat: lat, sel: sel, shapeOf: make([]byte, len(sel))}
 	if h.width > 1 || kv.width > 1 || attn.width > 1 || !batch.selInRange(sel) || !x.selInRange(sel) {
 		return idx
 	}
 	hc, kc, ac := h.oneByte(), kv.oneByte(), attn.oneByte() // nil: one value, index 0
 	nh, nkv, na := h.size(), kv.size(), attn.size()
 	latW, latCol, latRaw, latNums, nLat := lat.width, lat.col, lat.raw, lat.nums, lat.size()
-	at := make([]int32, nh*nkv) // shape index + 1 by the heads' and KV heads' indices
-	for _, i := range sel {
+	at := make([]byte, nh*nkv) // shape index + 1 by the heads' and KV heads' indices
+	for j, i := range sel {
 		hi, ki, ai := 0, 0, 0
 		if hc != nil {
 			hi = int(hc[i])
@@ -124,13 +128,14 @@ func indexShapes(sel []int32, h, kv, batch, x, lat, attn *rowsColumn, wantAttn i
 		}
 		s := &at[hi*nkv+ki]
 		if *s == 0 {
+			if len(idx.shapes) == 255 {
+				return idx
+			}
 			idx.shapes = append(idx.shapes, AttnShape{Heads: h.value(i), KVHeads: kv.value(i)})
-			idx.rows = append(idx.rows, nil)
-			*s = int32(len(idx.shapes))
+			*s = byte(len(idx.shapes))
 		}
-		k := *s - 1
-		idx.shapes[k].Rows++
-		idx.rows[k] = append(idx.rows[k], i)
+		idx.shapes[*s-1].Rows++
+		idx.shapeOf[j] = *s
 	}
 	idx.ok = true
 	return idx
@@ -207,8 +212,11 @@ func (t *Tables) AttnShapePoints(context bool, headDim int64, kvDtype string, he
 		if s.Heads != heads || s.KVHeads != kvHeads {
 			continue
 		}
-		for _, i := range idx.rows[k] {
-			fn(idx.batch.value(i), idx.x.value(i), math.Float64frombits(uint64(idx.lat.value(i))))
+		for j, of := range idx.shapeOf {
+			if int(of) == k+1 {
+				i := idx.sel[j]
+				fn(idx.batch.value(i), idx.x.value(i), math.Float64frombits(uint64(idx.lat.value(i))))
+			}
 		}
 	}
 	return true, nil
