@@ -3,7 +3,7 @@ package predictor
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"sync"
 
 	"frontier/profiles"
@@ -42,7 +42,18 @@ func (g grid2) data() *gridData {
 func (g *gridData) build() {
 	// By batch, each batch's points in table order.
 	points := g.points()
-	sort.SliceStable(points, func(i, j int) bool { return points[i].batch < points[j].batch })
+	// A stable sort's order is the comparison's alone: slices' generic
+	// one is sort.SliceStable's (0.9 M instructions through reflection's
+	// swapper for a one-request run's two grids) without the reflection.
+	slices.SortStableFunc(points, func(a, b point) int {
+		switch {
+		case a.batch < b.batch:
+			return -1
+		case b.batch < a.batch:
+			return 1
+		}
+		return 0
+	})
 	var bs []float64
 	for i := 0; i < len(points); {
 		b, k := points[i].batch, i
