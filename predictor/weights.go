@@ -142,8 +142,16 @@ func stageWeightBytes(cfg Config, s int) int64 {
 		g, zeros = q.GroupSize, q.ZeroPoints
 	}
 	kvRepl := !m.IsMLA() && int64(m.NumKVHeads) < tp
+	// Unquantized, a weight's format is 16-bit whatever its name, and the
+	// tests below read a layer's names only by suffix: the short names do.
+	var ws []profiles.Weight
+	if q.Quantized() {
+		ws = m.Weights()
+	} else {
+		ws = m.WeightShapes()
+	}
 	var total int64
-	for _, w := range m.Weights() {
+	for _, w := range ws {
 		switch {
 		case w.Layer >= 0 && (w.Layer < lo || w.Layer >= hi):
 			continue

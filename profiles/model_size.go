@@ -70,6 +70,13 @@ func (m ModelSpec) moeNames() (block, router, shared string) {
 // of any supported model. The vision tower is VisionParams.
 func (m ModelSpec) Weights() []Weight { return m.weights(true) }
 
+// WeightShapes is Weights with a layer's weights under their short names
+// ("self_attn.q_proj", where Weights says "model.layers.3.self_attn.q_proj"):
+// the same weights, shapes and order, for a caller that matches no name
+// against a layer's (no string built per weight: ~300 for a 32-layer
+// model, listed several times a start-up).
+func (m ModelSpec) WeightShapes() []Weight { return m.weights(false) }
+
 // maxWeights bounds len(weights): a layer's attention 4 (MLA 7), 2
 // norms and an MLP of 3 (MoE: router, 2 expert tensors, 3 shared), then
 // embedding, final norm and LM head.
@@ -161,7 +168,7 @@ func (m ModelSpec) weights(named bool) []Weight {
 // Llama-2-7b: 6,738,415,616, HuggingFace's own count.
 func (m ModelSpec) ParamCount() int64 {
 	var n int64
-	for _, w := range m.Weights() {
+	for _, w := range m.WeightShapes() {
 		n += w.Params()
 	}
 	return n
