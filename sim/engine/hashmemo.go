@@ -36,6 +36,9 @@ type promptMemo struct {
 	hashes []uint64
 	chain  []int32
 	owner  *Scheduler // the scheduler whose pool's blocks chain names
+	// run is where the latest request with the prompt to finish left
+	// its hits in the free queue (Scheduler.freeBlocks, touchChain).
+	run chainRun
 }
 
 // memoTable is the memo's entries by promptID: open addressing with
@@ -147,7 +150,7 @@ func (s *Scheduler) computedBlocks(r *Request) ([]int32, int) {
 	j := 0 // hashes[:j] found
 	m := r.memo
 	if m != nil && seeded > 0 && m.owner == s {
-		hit, j = s.Pool.touchChain(m.chain, r.hashes[:seeded], hit)
+		hit, j = s.Pool.touchChain(m.chain, r.hashes[:seeded], hit, &m.run)
 	}
 	if j < seeded {
 		hit, all = s.Pool.cached.hits(r.hashes[j:seeded], hit)

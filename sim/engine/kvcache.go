@@ -14,9 +14,11 @@ import "slices"
 // entry goes stale: it is overwritten with −1 (at meta.pos, the entry a
 // free block's is) and skipped when it reaches the head without reading
 // the block's state; every block freed again gets a new entry. So an
-// entry is live exactly when it is not −1. An entry below −1 is a lazy
-// one, of block ^e, whose state was not written when it was freed
-// (FreeTailPrivate). The order blocks leave is the
+// entry is live exactly when it is not −1 (nor one of a run below). An
+// entry below −1 is a lazy one, of block ^e, whose state was not written
+// when it was freed (FreeTailPrivate). An entry e ≥ numBlocks starts a
+// run of e − numBlocks + 1 stale entries, skipped at once (a prompt's
+// blocks taken back together: reviveRun). The order blocks leave is the
 // linked list's, and handing one out reads the ring in order instead of
 // chasing links across the pool.
 //
@@ -54,9 +56,16 @@ type BlockPool struct {
 	// again from the top: no decoding). They are complemented (encode)
 	// before any other entry is queued or the ring grows, so they exist
 	// only while stale and freeHashed are 0.
-	lazy    uint32
-	cached  hashIndex
-	caching bool
+	lazy uint32
+	// epoch changes whenever the ring's sequence numbers do (growRing)
+	// or a free block's hash may (Cache): a chainRun recorded before
+	// holds no more (touchChain).
+	epoch uint32
+	// perBlock makes touchChain take every block one by one (the
+	// reference TestChainRunsArePerBlock compares chainRuns with).
+	perBlock bool
+	cached   hashIndex
+	caching  bool
 	// Evictions counts cached blocks handed out again (their hash dropped).
 	Evictions int64
 }
@@ -124,8 +133,11 @@ func (p *BlockPool) Usage() float64 {
 func (p *BlockPool) growRing(need int) {
 	p.encode()
 	mask, live := uint32(len(p.ring)-1), 0
+	nb := int32(p.numBlocks)
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if p.ring[seq&mask] != -1 {
+		if e := p.ring[seq&mask]; e >= nb {
+			seq += uint32(e - nb) // a run's stale entries (reviveRun)
+		} else if e != -1 {
 			live++
 		}
 	}
@@ -139,7 +151,9 @@ func (p *BlockPool) growRing(need int) {
 	ring := make([]int32, n)
 	k := uint32(0)
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if e := p.ring[seq&mask]; e != -1 {
+		if e := p.ring[seq&mask]; e >= nb {
+			seq += uint32(e - nb)
+		} else if e != -1 {
 			ring[k] = e
 			if e >= 0 { // (a lazy entry's block keeps no position)
 				p.meta[e].pos = k
@@ -148,6 +162,7 @@ func (p *BlockPool) growRing(need int) {
 		}
 	}
 	p.ring, p.qhead, p.qtail, p.stale = ring, 0, k, 0
+	p.epoch++
 }
 
 // Lookup returns the cached block holding hash h, or -1.
@@ -298,10 +313,14 @@ func (p *BlockPool) takeHead() int32 {
 	if len(ring) == 0 {
 		panic("engine: empty free-queue ring") // (never: 64 entries at least)
 	}
-	qhead := q0
+	qhead, nb := q0, int32(p.numBlocks)
 	b := ring[uint(qhead)&uint(len(ring)-1)]
-	for b == -1 { // only while some entry is stale
-		qhead++
+	for b == -1 || b >= nb { // only while some entry is stale
+		if b == -1 {
+			qhead++
+		} else {
+			qhead += uint32(b-nb) + 1 // a run of stale entries (reviveRun)
+		}
 		b = ring[uint(qhead)&uint(len(ring)-1)]
 	}
 	p.stale -= int(qhead - q0)
@@ -332,26 +351,47 @@ func (p *BlockPool) Free(blocks []int32) { p.free(blocks, false) }
 // on BenchmarkSimulateCodegen); otherwise free grows the ring as it
 // fills.
 func (p *BlockPool) FreeTailFirst(blocks []int32) {
-	p.freeTailFirst(blocks, false)
+	_ = p.freeTailFirst(blocks, false)
 }
 
 // freeTailFirst is FreeTailFirst, told whether every block holds a hash
 // (allHashed: cache hits a request held, Scheduler.freeBlocks), which
 // the loop then does not test block by block (5 instructions a block;
 // BenchmarkSimulateCodegen frees ~35 hits a request).
-func (p *BlockPool) freeTailFirst(blocks []int32, allHashed bool) {
+//
+// It returns how many of the blocks, from the last, went to the free
+// queue one after another (blocks[len(blocks)−run:], their entries the
+// queue's run entries from its tail before the call, tail first): a
+// chainRun's (freeBlocks), 0 when the ring had to grow.
+func (p *BlockPool) freeTailFirst(blocks []int32, allHashed bool) (run int) {
 	if p.lazy > 0 {
 		p.encode()
 	}
 	if int(p.qtail-p.qhead)+len(blocks) > len(p.ring) {
 		p.free(blocks, true)
-		return
+		return 0
 	}
 	meta, ring, qtail := p.meta, p.ring, p.qtail
 	if len(ring) == 0 {
 		panic("engine: empty free-queue ring") // (never: 64 entries at least; lets ring's index go unchecked)
 	}
-	for i := len(blocks) - 1; i >= 0; i-- {
+	// The run first, in a loop of its own (tracking where it ends in
+	// one loop spilled its registers: 3 instructions a block).
+	i := len(blocks) - 1
+	for ; i >= 0; i-- {
+		b := blocks[i]
+		m := &meta[b]
+		c := m.refCnt
+		if c&refMask > 1 {
+			break
+		}
+		m.refCnt = c & dupRef
+		m.pos = qtail
+		ring[uint(qtail)&uint(len(ring)-1)] = b
+		qtail++
+	}
+	run = int(qtail - p.qtail)
+	for ; i >= 0; i-- {
 		b := blocks[i]
 		m := &meta[b]
 		c := m.refCnt
@@ -376,6 +416,7 @@ func (p *BlockPool) freeTailFirst(blocks []int32, allHashed bool) {
 	p.numFree += int(qtail - p.qtail)
 	p.freeHashed += hashed
 	p.qtail = qtail
+	return run
 }
 
 // FreeTailPrivate is FreeTailFirst of a request's blocks whose
@@ -392,11 +433,14 @@ func (p *BlockPool) freeTailFirst(blocks []int32, allHashed bool) {
 // repeated prompt's output blocks were read again, cold, at the free
 // queue's head (BenchmarkSimulateCodegen). The free queue's order is
 // FreeTailFirst's.
-func (p *BlockPool) FreeTailPrivate(blocks []int32, from int) { p.freeTailPrivate(blocks, from, 0) }
+func (p *BlockPool) FreeTailPrivate(blocks []int32, from int) {
+	_, _ = p.freeTailPrivate(blocks, from, 0)
+}
 
 // freeTailPrivate is FreeTailPrivate told that blocks[:hits] hold a
-// hash (freeTailFirst's allHashed), hits ≤ from.
-func (p *BlockPool) freeTailPrivate(blocks []int32, from, hits int) {
+// hash (freeTailFirst's allHashed), hits ≤ from. It returns where the
+// hits' entries start and freeTailFirst's run of them (a chainRun).
+func (p *BlockPool) freeTailPrivate(blocks []int32, from, hits int) (seq uint32, run int) {
 	priv := blocks[from:]
 	if n := len(priv); n > 0 {
 		if int(p.qtail-p.qhead)+n > len(p.ring) {
@@ -433,11 +477,13 @@ func (p *BlockPool) freeTailPrivate(blocks []int32, from, hits int) {
 		p.numFree += n
 	}
 	if from > hits {
-		p.freeTailFirst(blocks[hits:from], false)
+		_ = p.freeTailFirst(blocks[hits:from], false)
 	}
 	if hits > 0 {
-		p.freeTailFirst(blocks[:hits], true)
+		seq = p.qtail
+		run = p.freeTailFirst(blocks[:hits], true)
 	}
+	return seq, run
 }
 
 // encode complements the plain lazy entries (lazy), before another
@@ -492,8 +538,11 @@ func (p *BlockPool) Cache(b int32, h uint64) {
 		return
 	}
 	m := &p.meta[b]
-	if m.refCnt&refMask == 0 && m.hash == 0 {
-		p.freeHashed++ // not expected (callers cache blocks they hold), kept exact
+	if m.refCnt&refMask == 0 { // not expected (callers cache blocks they hold), kept exact
+		p.epoch++ // (a free block's hash changes: chainRun)
+		if m.hash == 0 {
+			p.freeHashed++
+		}
 	}
 	m.hash = h
 	if p.cached.putIfAbsent(h, b) != b {
@@ -501,53 +550,6 @@ func (p *BlockPool) Cache(b int32, h uint64) {
 	} else {
 		m.refCnt &= refMask
 	}
-}
-
-// touchChain is the cache hits of a prompt whose chain of blocks the
-// index gave before (promptMemo.chain), taken as Touch takes them, in
-// one pass that reads each block's state once: it appends to hit, and
-// touches, the blocks of chain in order while each holds its hash in hs
-// (chain[j] for hs[j]) and is no duplicate, and returns hit and how many
-// it took. Each is then the index's block for its hash (dupRef says why),
-// the block hashIndex.hits would give; checking that costs what a probe
-// of the index does, so taking the hits apart from Touch paid nothing
-// (BenchmarkSimulateCodegen: an admission hits ~35 blocks). Untouch
-// undoes it exactly.
-func (p *BlockPool) touchChain(chain []int32, hs []uint64, hit []int32) ([]int32, int) {
-	chain = chain[:min(len(chain), len(hs))]
-	n, revived := touchRun(p.meta, p.ring, chain, hs[:len(chain)])
-	p.numFree -= revived
-	p.stale += revived
-	p.freeHashed -= revived // (a hit holds a hash)
-	return append(hit, chain[:n]...), n
-}
-
-// touchRun is touchChain's loop over its pool's state (meta, ring):
-// the blocks of chain it took and how many of them were free. Few
-// values live in it, so that they stay in registers: a call of its own
-// (inlined, touchChain's values were reloaded every block), ring's index
-// unchecked (its length known nonzero): 25 instructions a revived block
-// where it was 30.
-//
-//go:noinline
-func touchRun(meta []blockMeta, ring []int32, chain []int32, hs []uint64) (n, revived int) {
-	if len(ring) == 0 {
-		return 0, 0 // (never: 64 entries at least)
-	}
-	hs = hs[:len(chain)]
-	for j, b := range chain {
-		m := &meta[b]
-		c := m.refCnt
-		if m.hash != hs[j] || c&dupRef != 0 {
-			return j, revived
-		}
-		if c == 0 {
-			revived++ // its free-queue entry goes stale (a hashed block is never fresh)
-			ring[uint(m.pos)&uint(len(ring)-1)] = -1
-		}
-		m.refCnt = c + 1
-	}
-	return len(chain), revived
 }
 
 // Untouch drops the references Touch or touchChain took on blocks (an

@@ -24,7 +24,9 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	}
 	lazy := make([]int, n) // a lazy entry's block keeps refCnt 1
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if e := p.ring[seq&uint32(len(p.ring)-1)]; e < -1 {
+		if e := p.ring[seq&uint32(len(p.ring)-1)]; e >= int32(n) {
+			seq += uint32(e) - uint32(n) // a run of stale entries (reviveRun)
+		} else if e < -1 {
 			lazy[^e]++
 		} else if p.qtail-seq <= p.lazy {
 			lazy[e]++ // a plain lazy entry
@@ -42,7 +44,9 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	require.Equal(t, free, p.NumFree(), where)
 	live, hashed := 0, 0
 	for seq := p.qhead; seq != p.qtail; seq++ {
-		if b := p.ring[seq&uint32(len(p.ring)-1)]; b < -1 || p.qtail-seq <= p.lazy {
+		if b := p.ring[seq&uint32(len(p.ring)-1)]; b >= int32(n) {
+			seq += uint32(b) - uint32(n)
+		} else if b < -1 || p.qtail-seq <= p.lazy {
 			live++ // a lazy entry (checked above)
 		} else if b >= 0 {
 			m := p.meta[b]

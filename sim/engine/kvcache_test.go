@@ -105,6 +105,12 @@ func requireStaleCount(t *testing.T, p *BlockPool) {
 			stale++
 			continue
 		}
+		if k := b - int32(p.NumBlocks()); k >= 0 { // a run of k + 1 stale entries (reviveRun)
+			require.LessOrEqual(t, int(k), int(p.qtail-seq-1), "run of stale entries at %d past the tail", seq)
+			stale += int(k) + 1
+			seq += uint32(k)
+			continue
+		}
 		// An entry not −1 is its block's live one; a lazy one (^b, or
 		// the plain top p.lazy ones) keeps the state its holder left.
 		if b < 0 || p.qtail-seq <= p.lazy {

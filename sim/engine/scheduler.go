@@ -465,7 +465,8 @@ func (s *Scheduler) preempt(r *Request) {
 // took (CachedTokens) were allocated for it alone and never cached: no
 // other request holds them and they hold no hash, so FreeTailPrivate
 // queues them lazily; its first numHit blocks are cache hits, which hold
-// their hashes.
+// their hashes. Where the hits went in the free queue is its prompt's
+// memo's chainRun, for the prompt's next request (touchChain).
 func (s *Scheduler) freeBlocks(r *Request) {
 	from, hits := len(r.Blocks), 0
 	if r.Preemptions == 0 {
@@ -473,7 +474,10 @@ func (s *Scheduler) freeBlocks(r *Request) {
 		from = min(from, max(r.numShareable(bs), r.CachedTokens/bs))
 		hits = min(r.numHit, from)
 	}
-	s.Pool.freeTailPrivate(r.Blocks, from, hits)
+	seq, run := s.Pool.freeTailPrivate(r.Blocks, from, hits)
+	if m := r.memo; run > 0 && m != nil && m.owner == s {
+		m.run = chainRun{seq: seq, lo: int32(hits - run), end: int32(hits), epoch: s.Pool.epoch, ok: true}
+	}
 	r.Blocks = r.Blocks[:0]
 	r.numHashed = 0
 }
