@@ -91,3 +91,22 @@ func TestWriteTablesKeepsDecodeContextOffset(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "load tables "+filepath.Join(dir, "meta.yaml")+": decode_context_offset: want 0")
 }
+
+// The measured ops read from their rows form are the CSV's rows, in
+// order, on every measured hardware that has one.
+func TestMeasuredOpsRowsAreTheCSV(t *testing.T) {
+	checked := 0
+	for _, hw := range MeasuredHardware() {
+		if _, err := embeddedMeasured.ReadFile(embeddedMeasuredRoot + "/" + hw + "/" + flatOps + rowsExt); err != nil {
+			continue
+		}
+		checked++
+		fromRows, err := measuredOps(hw)
+		require.NoError(t, err)
+		fromCSV, err := measuredOpsCSV(hw)
+		require.NoError(t, err)
+		require.NotEmpty(t, fromCSV, hw)
+		assert.Equal(t, fromCSV, fromRows, hw)
+	}
+	assert.Positive(t, checked, "hardware with an ops rows file")
+}

@@ -24,7 +24,8 @@ const rowsEmbedFile = "rows_embed.go"
 // <table>.rows file to write beside it, and rows_embed.go, which embeds
 // them all (paths relative to fsys, the profiles folder). `go generate
 // ./profiles` writes them (internal/rowsgen); TestEmbeddedRowsCurrent
-// checks the committed files are current. Errors name the parquet file
+// checks the committed files are current. It also returns the rows form
+// of each measured/<hardware>/ops_perf.csv (measuredOps). Errors name the parquet file
 // and row.
 func GenerateRows(fsys fs.FS, root string) (map[string][]byte, error) {
 	byName := map[string]*aicFile{}
@@ -61,6 +62,27 @@ func GenerateRows(fsys fs.FS, root string) (map[string][]byte, error) {
 	}
 	src, err := rowsEmbedSource(slices.Sorted(maps.Keys(out)))
 	out[rowsEmbedFile] = src
+	if err != nil {
+		return nil, err
+	}
+	// The measured elementwise ops (measuredOps reads their rows form;
+	// embedded with the measured folder, not by rows_embed.go).
+	err = fs.WalkDir(fsys, embeddedMeasuredRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Base(p) != flatOps+".csv" {
+			return err
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		rows, err := readTable(p, data, opsSpec)
+		if err != nil {
+			return err
+		}
+		enc, err := encodeRows(rows, nil)
+		out[path.Join(path.Dir(p), flatOps+rowsExt)] = enc
+		return err
+	})
 	return out, err
 }
 
