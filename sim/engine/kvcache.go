@@ -287,9 +287,13 @@ func (p *BlockPool) take1() int32 {
 		p.meta[b].refCnt = 1
 		return b
 	}
-	if e := p.ring[p.qhead&uint32(len(p.ring)-1)]; e < -1 {
-		p.qhead++ // takeHead's lazy entry at the head, without the call
-		return ^e
+	// takeHead's lazy entry at the head, without the call (the ring's
+	// length known nonzero leaves its index unchecked).
+	if ring, qhead := p.ring, p.qhead; len(ring) > 0 {
+		if e := ring[uint(qhead)&uint(len(ring)-1)]; e < -1 {
+			p.qhead = qhead + 1
+			return ^e
+		}
 	}
 	return p.takeHead()
 }

@@ -407,7 +407,9 @@ func (s *Scheduler) allocateHit(r *Request, computed, n int, hit []int32, touche
 		}
 	}
 	if len(hit) > 0 {
-		s.Pool.Touch(hit[touched:])
+		if touched < len(hit) { // (computedBlocks touched every hit of a whole chain)
+			s.Pool.Touch(hit[touched:])
+		}
 		r.Blocks = append(r.Blocks, hit...)
 		r.numHashed = len(r.Blocks)
 		r.numHit = len(hit) // (r held no block: the first admission)
