@@ -410,7 +410,11 @@ func (s *Scheduler) allocateHit(r *Request, computed, n int, hit []int32, touche
 		if touched < len(hit) { // (computedBlocks touched every hit of a whole chain)
 			s.Pool.Touch(hit[touched:])
 		}
-		r.Blocks = append(r.Blocks, hit...)
+		if len(r.Blocks) == 0 && cap(r.Blocks) >= len(hit) && &r.Blocks[:1][0] == &hit[0] {
+			r.Blocks = r.Blocks[:len(hit)] // computedBlocks gathered them in place
+		} else {
+			r.Blocks = append(r.Blocks, hit...)
+		}
 		r.numHashed = len(r.Blocks)
 		r.numHit = len(hit) // (r held no block: the first admission)
 	}
