@@ -462,14 +462,14 @@ func (p *BlockPool) freeTailPrivate(blocks []int32, from, hits int) (seq uint32,
 			slices.Reverse(ring[lo : int(lo)+n])
 			p.lazy += uint32(n)
 		case int(lo)+n <= len(ring):
-			// Copied, then reversed (tail first) and complemented (in
-			// two passes: one swapping and complementing pairs was 16
-			// instructions a pair).
-			dst := ring[lo : int(lo)+n]
-			copy(dst, priv)
-			slices.Reverse(dst)
-			for i, e := range dst {
-				dst[i] = ^e
+			// Complemented, tail first, in one pass from the last slot
+			// down (9 instructions a block, where copying, reversing
+			// and complementing in turn was ~15 and swapping and
+			// complementing pairs 16 a pair).
+			dst, j := ring[lo:int(lo)+n], n-1
+			for _, b := range priv {
+				dst[j] = ^b
+				j--
 			}
 		default:
 			p.encode()
