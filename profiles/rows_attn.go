@@ -89,6 +89,24 @@ func indexShapes(sel []int32, h, kv, batch, x, lat, attn *rowsColumn, wantAttn i
 	nh, nkv, na := h.size(), kv.size(), attn.size()
 	latW, latCol, latRaw, latNums, nLat := lat.width, lat.col, lat.raw, lat.nums, lat.size()
 	at := make([]byte, nh*nkv) // shape index + 1 by the heads' and KV heads' indices
+	if hc != nil && kc != nil && ac == nil && wantAttn == 0 && latW == 2 {
+		// Every embedded part's form: a loop of its own (few values to
+		// keep), where the general one kept them on the stack.
+		if !shapesDict2(sel, hc, kc, nh, nkv, latCol, latRaw, at, idx.shapeOf) {
+			return idx
+		}
+		for j, s := range idx.shapeOf {
+			if s != 0 && s > byte(len(idx.shapes)) {
+				i := sel[j]
+				idx.shapes = append(idx.shapes, AttnShape{Heads: h.value(i), KVHeads: kv.value(i)})
+			}
+			if s != 0 {
+				idx.shapes[s-1].Rows++
+			}
+		}
+		idx.ok = len(idx.shapes) < 256
+		return idx
+	}
 	for j, i := range sel {
 		hi, ki, ai := 0, 0, 0
 		if hc != nil {
@@ -139,6 +157,33 @@ func indexShapes(sel []int32, h, kv, batch, x, lat, attn *rowsColumn, wantAttn i
 	}
 	idx.ok = true
 	return idx
+}
+
+// shapesDict2 is indexShapes' loop for one-byte head columns, one
+// attn_dtype (the one wanted) and a two-byte latency dictionary: it
+// numbers the shapes 1, 2, ... in order of their first visited row into
+// at and marks each visited row's shape in shapeOf; false when an index
+// lies past its dictionary or a 256th shape comes.
+func shapesDict2(sel []int32, hc, kc []byte, nh, nkv int, lat, raw []byte, at, shapeOf []byte) bool {
+	n, next := len(raw)/8, byte(1)
+	for j, i := range sel {
+		hi, ki, li := int(hc[i]), int(kc[i]), int(binary.LittleEndian.Uint16(lat[2*int(i):]))
+		if hi >= nh || ki >= nkv || li >= n {
+			return false
+		}
+		if math.Float64frombits(binary.LittleEndian.Uint64(raw[8*li:])) <= 0 {
+			continue
+		}
+		s := &at[hi*nkv+ki]
+		if *s == 0 {
+			if next == 0 {
+				return false // 255 shapes taken
+			}
+			*s, next = next, next+1
+		}
+		shapeOf[j] = *s
+	}
+	return true
 }
 
 // oneByte is a one-byte column's indices (nil for a one-value column).
