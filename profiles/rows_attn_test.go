@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"encoding/binary"
 	"slices"
 	"testing"
 
@@ -73,4 +74,31 @@ func TestAttnShapesAreAttnPointsByShape(t *testing.T) {
 		}
 	}
 	assert.Greater(t, checked, 100, "shapes compared")
+}
+
+// indexShapes' general loop and its loop for the embedded parts' form
+// (shapesDict2) index the same shapes and rows: the default H200 parts
+// as embedded, and with their latencies stored raw (the general loop).
+func TestIndexShapesLoopsAgree(t *testing.T) {
+	lazy, err := LazyTablesFor("h200-sxm", "", Need{GemmDtypes: []string{"bfloat16"}, HeadDim: 128, KVDtype: "bfloat16"})
+	require.NoError(t, err)
+	for _, part := range []*lazyPart{lazy.lazy.context, lazy.lazy.generation} {
+		p, err := parsedPart[AttnRow](part.file, part.keys)
+		require.NoError(t, err)
+		h, kv, batch, x := p.column("NumHeads"), p.column("NumKVHeads"), p.column("BatchSize"), p.column("ISL")
+		lat, attn := p.column("LatencyMs"), p.column("AttnDtype")
+		require.Equal(t, 2, lat.width, "the embedded form")
+		raw := *lat
+		raw.width, raw.raw, raw.col = 8, nil, make([]byte, 8*len(lat.col)/2)
+		for i := range len(lat.col) / 2 {
+			binary.LittleEndian.PutUint64(raw.col[8*i:], uint64(lat.value(int32(i))))
+		}
+		fast := indexShapes(p.sel, h, kv, batch, x, lat, attn, 0)
+		general := indexShapes(p.sel, h, kv, batch, x, &raw, attn, 0)
+		require.True(t, fast.ok)
+		require.True(t, general.ok)
+		assert.NotEmpty(t, fast.shapes)
+		assert.Equal(t, general.shapes, fast.shapes, part.file)
+		assert.Equal(t, general.shapeOf, fast.shapeOf, part.file)
+	}
 }
