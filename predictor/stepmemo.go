@@ -174,3 +174,43 @@ func (p *Predictor) StepRange(b *Batch, async bool) (st StepTime, lo, hi int64) 
 	}
 	return st, 0, 0
 }
+
+// StepHint is StepRangeNext's memory of its caller's latest price: the
+// memo slot holding it and its key's words but the attention key and the
+// attention-chunk side (keyPast). The zero value holds none.
+type StepHint struct {
+	i, a, b uint64
+	ok      bool
+}
+
+// StepRangeNext is StepRange for a batch that, when h holds a price, is
+// the batch of that price but for its decode context sum (the caller
+// keeps that promise, else clears h): its key's words are then h's but
+// for the attention key and chunk side, and its slot is h's slot plus
+// its attention key's distance from h's. So when the slot after h's (the
+// next attention key: the k-step advance's next price) holds a price
+// with h's key words whose range holds b's context sum, that is b's
+// price, with b's key (the range is exactly the sums of the slot's
+// attention key and chunk side, keyRange), as StepRange would find it;
+// it comes back in ~20 instructions without building or hashing the key
+// (StepRange takes ~100 on a hit). Otherwise it is StepRange, h set to
+// the price it found (cleared when not kept). The same prices, ranges,
+// memo contents and coverage counts as StepRange: a memo hit does
+// nothing else there either.
+func (p *Predictor) StepRangeNext(b *Batch, async bool, h *StepHint) (st StepTime, lo, hi int64) {
+	if h.ok {
+		i := (h.i + 1) & (1<<stepMemoBits - 1)
+		slot := &p.stepMemo[i]
+		if ctx := b.DecodeCtxSum; slot.key.a == h.a && slot.key.b&^keyPast == h.b && ctx >= slot.lo && ctx < slot.hi {
+			h.i = i
+			return slot.val, slot.lo, slot.hi
+		}
+	}
+	st, slot := p.priced(b, async)
+	if slot != nil {
+		*h = StepHint{i: slot.key.slot(), a: slot.key.a, b: slot.key.b &^ keyPast, ok: true}
+		return st, slot.lo, slot.hi
+	}
+	h.ok = false
+	return st, 0, 0
+}

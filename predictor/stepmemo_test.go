@@ -93,3 +93,106 @@ func TestStepLastRangeIsTheKey(t *testing.T) {
 		require.NotEqual(t, a, key(hi, n), "n %d sum %d", n, hi)
 	}
 }
+
+// StepRangeNext is StepRange: a predictor pricing runs of decode steps
+// as the k-step advance does (each step at the first context sum past
+// its latest price's range, so the next attention key) through
+// StepRangeNext, its hint kept while the batch changes only in its
+// context sum and cleared when it changes else, gives the prices and
+// ranges of one pricing through StepRange, ends with the same memo,
+// coverage counts and notes, and takes the hinted slot for most steps.
+// The runs cross Llama-4's attention chunk (8,192 tokens) and jump back
+// or past the next key, so that a hint check without either end of the
+// range fails it; stepRangeNextCollides makes the slot after the hint's
+// hold another batch's price.
+func TestStepRangeNextIsStepRange(t *testing.T) {
+	for _, cfg := range memoConfigs(t) {
+		memo, next := mustNew(t, cfg), mustNew(t, cfg)
+		rng := rand.New(rand.NewPCG(5, 11))
+		var hint StepHint
+		fast, calls := 0, 0
+		for run := 0; run < 3000; run++ {
+			n := []int{1, 7, 40, 41, 160}[rng.IntN(5)]
+			pad, running := n+rng.IntN(2)*8, n+rng.IntN(2)
+			ctx := int64(n) * int64(400+rng.IntN(5)*2000+rng.IntN(40))
+			hint = StepHint{}
+			async := rng.IntN(8) > 0
+			for step := 0; step < 30; step++ {
+				b := Batch{NumTokens: n, PaddedTokens: pad, Graph: pad < 512, NumDecodes: n,
+					DecodeCtxSum: ctx, NumSampled: n, NumRequests: n, NumRunning: running}
+				if hint.ok {
+					if k, ok := next.stepKeyOf(&b, async); ok && next.stepMemo[(hint.i+1)&(1<<stepMemoBits-1)].key == k {
+						fast++
+					}
+				}
+				st, lo, hi := memo.StepRange(&b, async)
+				st2, lo2, hi2 := next.StepRangeNext(&b, async, &hint)
+				require.Equal(t, [3]any{st, lo, hi}, [3]any{st2, lo2, hi2}, "run %d step %d %+v", run, step, b)
+				calls++
+				switch r := rng.IntN(10); {
+				case hi > lo && r < 7:
+					ctx = hi // the next attention key
+				case r == 7:
+					ctx -= int64(n) * int64(1+rng.IntN(8)) // back
+				case r == 8:
+					ctx += int64(n) * int64(5+rng.IntN(8)) // past the next key
+				default:
+					ctx += int64(n)
+				}
+				ctx = max(ctx, int64(n))
+			}
+		}
+		require.Equal(t, *memo.stepMemo, *next.stepMemo, cfg.Model.ID)
+		require.Equal(t, memo.Coverage(), next.Coverage())
+		require.Equal(t, memo.AllNotes(), next.AllNotes())
+		require.Greater(t, fast, calls/3, cfg.Model.ID)
+		stepRangeNextCollides(t, cfg)
+	}
+}
+
+// stepRangeNextCollides: a batch priced at an attention key x, its hint
+// kept, then at x+1 where the slot after its hint holds a batch with the
+// same decodes whose hash lands on its own (another running count, or
+// other GEMM tokens), priced at x+1 too: StepRangeNext must not take
+// that price (a hint check without either key word fails it).
+func stepRangeNextCollides(t *testing.T, cfg Config) {
+	const n = 8
+	base := Batch{NumTokens: n, PaddedTokens: n, Graph: true, NumDecodes: n, NumSampled: n, NumRequests: n, NumRunning: n}
+	kp := mustNew(t, cfg)
+	hash := func(b Batch) uint64 {
+		k, _ := kp.stepKeyOf(&b, true)
+		return (k.slot() - uint64(k.attn)) & (1<<stepMemoBits - 1)
+	}
+	for _, change := range []func(b *Batch, i int){
+		func(b *Batch, i int) { b.NumRunning = n + i },                              // key word b
+		func(b *Batch, i int) { b.PaddedTokens, b.NumSampled = n+i%500, 1+i/500%n }, // key word a
+	} {
+		p, plain := mustNew(t, cfg), mustNew(t, cfg)
+		b, o := base, base
+		b.DecodeCtxSum, o.DecodeCtxSum = n*400, n*404 // attention keys 100, 101
+		for i := 1; ; i++ {
+			require.Less(t, i, 1<<14, "no colliding batch")
+			change(&o, i)
+			if hash(o) != hash(b) {
+				continue
+			}
+			k, _ := kp.stepKeyOf(&o, true)
+			if p.StepRange(&o, true); p.stepMemo[k.slot()].key == k {
+				break // (kept: every part of its price memoized)
+			}
+		}
+		kb, _ := kp.stepKeyOf(&b, true)
+		ko, _ := kp.stepKeyOf(&o, true)
+		require.True(t, (kb.a == ko.a) != (kb.b == ko.b), "%+v and %+v differ in one key word", b, o)
+		plain.StepRange(&o, true)
+		var hint StepHint
+		p.StepRangeNext(&b, true, &hint)
+		plain.StepRange(&b, true)
+		require.True(t, hint.ok)
+		b.DecodeCtxSum = n * 404
+		st, lo, hi := p.StepRangeNext(&b, true, &hint)
+		st2, lo2, hi2 := plain.StepRange(&b, true)
+		require.Equal(t, [3]any{st2, lo2, hi2}, [3]any{st, lo, hi}, "%+v after %+v", b, o)
+		require.Equal(t, *plain.stepMemo, *p.stepMemo, "%+v after %+v", b, o)
+	}
+}

@@ -56,6 +56,8 @@ import (
 func (c *Core) cohortRun(s *Sim) {
 	cur, next, sc := c.cur, c.next, &c.stream
 	n := cur.Cohort
+	// The batch changed since reprice's latest price (c.stepHint).
+	c.stepHint = predictor.StepHint{}
 	// cur may count one running request more than the rest (NumRunning):
 	// a member whose last token the step before samples, scheduled before
 	// that sample (async); its record keeps that count, the price of
@@ -207,6 +209,8 @@ func (c *Core) cohortBulk(s *Sim) {
 		return
 	}
 	n := int64(cur.Cohort)
+	// The batch changed since reprice's latest price (c.stepHint).
+	c.stepHint = predictor.StepHint{}
 	var lo, hi int64 // the current price's context sums (none yet)
 	svc, delay := s.tokSvc, s.tokDelay
 	width := n * svc
@@ -419,7 +423,7 @@ func (c *Core) reprice(s *Sim, ctx int64, running int) (cost predictor.StepTime,
 	// instructions, where asserting an interface type costs ~20 a call
 	// (~40 k calls a codegen run).
 	if p, ok := c.Pred.(*predictor.Predictor); ok {
-		cost, lo, hi = p.StepRange(&c.batch, true)
+		cost, lo, hi = p.StepRangeNext(&c.batch, true, &c.stepHint)
 	} else if pr, ok := c.Pred.(rangePricer); ok {
 		cost, lo, hi = pr.StepRange(&c.batch, true)
 	} else {

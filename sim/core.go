@@ -38,10 +38,14 @@ type Core struct {
 	hasNext   bool
 	batch     predictor.Batch
 	cost      predictor.StepTime
-	done      []*engine.Request
-	pipe      pipeline
-	stream    stream // the client side of the decode cohort
-	admitted  bool   // the k-step advance admitted a request to this core (cohortevents.go)
+	// stepHint is reprice's latest price (predictor.StepHint), cleared
+	// where the k-step advance begins (cohortRun, cohortBulk): within one
+	// advance the batch changes only in its context sum.
+	stepHint predictor.StepHint
+	done     []*engine.Request
+	pipe     pipeline
+	stream   stream // the client side of the decode cohort
+	admitted bool   // the k-step advance admitted a request to this core (cohortevents.go)
 	// endMark, when set, is the event queue's sequence number when the
 	// step begun at markStart and ending at markEnd began, for a step
 	// inside which the k-step advance handled events (pastEvents): launch
