@@ -56,7 +56,8 @@ import (
 func (c *Core) cohortRun(s *Sim) {
 	cur, next, sc := c.cur, c.next, &c.stream
 	n := cur.Cohort
-	// The batch changed since reprice's latest price (c.stepHint).
+	// The batch changed since reprice's latest price (c.stepHint), for
+	// the cycles here and cohortBulk's.
 	c.stepHint = predictor.StepHint{}
 	// cur may count one running request more than the rest (NumRunning):
 	// a member whose last token the step before samples, scheduled before
@@ -209,8 +210,7 @@ func (c *Core) cohortBulk(s *Sim) {
 		return
 	}
 	n := int64(cur.Cohort)
-	// The batch changed since reprice's latest price (c.stepHint).
-	c.stepHint = predictor.StepHint{}
+	// (cohortRun, its only caller, has cleared c.stepHint.)
 	var lo, hi int64 // the current price's context sums (none yet)
 	svc, delay := s.tokSvc, s.tokDelay
 	width := n * svc
