@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,5 +120,38 @@ func TestSumSquaresInUnitsIsTheLoop(t *testing.T) {
 		}
 		h.settle()
 		require.Equal(t, math.Float64bits(sumSq), math.Float64bits(h.sumSquares()), "trial %d", trial)
+	}
+}
+
+// TestPercentileIsTheSortedBucket: the histogram's percentiles, its
+// counts in blocks allocated as samples arrive, are the middles of the
+// buckets the sorted samples' ranks fall in, for samples spread over many
+// blocks (1 ns to 2^62 ns, and int64's largest) and packed in one.
+func TestPercentileIsTheSortedBucket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for trial := 0; trial < 50; trial++ {
+		h := NewHistogram()
+		var buckets []int
+		for i := 0; i < 1+rng.IntN(400); i++ {
+			var v int64
+			switch {
+			case trial%2 == 0:
+				v = 1 + rng.Int64N(1<<uint(1+rng.IntN(62)))
+			case i == 7:
+				v = math.MaxInt64
+			default:
+				v = 90_000_000 + rng.Int64N(20_000_000)
+			}
+			n := 1 + rng.Int64N(3)
+			h.AddN(v, n)
+			for k := int64(0); k < n; k++ {
+				buckets = append(buckets, bucket(float64(v)))
+			}
+		}
+		slices.Sort(buckets)
+		for _, p := range []float64{0, 1, 25, 50, 90, 99, 99.9, 100} {
+			rank := max(int(math.Ceil(p/100*float64(len(buckets)))), 1)
+			require.Equal(t, bucketMid(buckets[rank-1]), h.Percentile(p), "trial %d p%g", trial, p)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func runTweaked(t testing.TB, sc *scenarios.Scenario, stepByStep, observe bool, 
 		Notes                                    []string
 		Peak                                     float64
 		Err                                      string
-		ITLCounts                                []int64
+		ITLCounts                                any
 		ITLN                                     int64
 		ITLSum, ITLSumSq, ITLMean, ITLStd, ITL99 float64
 	}{sum, sum.Latencies, res.Steps, res.EndNs, res.Engines, res.Coverage, res.Notes, res.MaxOutputTokensPerS, errText,
