@@ -128,12 +128,13 @@ type (
 	engineAdmit struct{ r *record }
 	stepEnd     struct{ c *Core }
 	// timeout is a deadline the client keeps (client.deadlines): it gives
-	// up on r (if it still serves the request it served when sent at
-	// sent, gen). Not an event itself: see deadlineDue.
+	// up on r if it still serves request id (plan ID), the one it served
+	// when sent (gen). The send time is id's record's (Sim.out), so an
+	// entry takes 16 bytes, not 24. Not an event itself: see deadlineDue.
 	timeout struct {
-		r    *record
-		gen  uint32
-		sent int64
+		r   *record
+		gen uint32
+		id  int32
 	}
 	// deadlineDue: the client's earliest deadline (deadlines[deadHead])
 	// is due. Only that one is ever queued, so the event carries nothing:
