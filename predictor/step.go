@@ -280,6 +280,7 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 	packed := uint64(uint32(key[0]))<<32 | uint64(uint32(key[1]))
 	if p.decodeHot == nil {
 		p.decodeHot = new([decodeHotSize]decodeSlot)
+		prefault(p.decodeHot[:])
 	}
 	slot := &p.decodeHot[(packed*0x9e3779b97f4a7c15)>>(64-decodeHotBits)]
 	if slot.used && slot.key == packed {

@@ -106,6 +106,7 @@ func (p *Predictor) priced(b *Batch, async bool) (StepTime, *stepSlot) {
 	}
 	if p.stepMemo == nil {
 		p.stepMemo = new([1 << stepMemoBits]stepSlot)
+		prefault(p.stepMemo[:])
 	}
 	slot := &p.stepMemo[key.slot()]
 	if slot.key == key {

@@ -43,6 +43,7 @@ func (p *Predictor) prefillPriced(b *Batch, async bool) StepTime {
 	}
 	if p.prefillMemo == nil {
 		p.prefillMemo = new([1 << prefillMemoBits]prefillSlot)
+		prefault(p.prefillMemo[:])
 	}
 	c := &b.Prefills[0]
 	slot := &p.prefillMemo[prefillSlotOf(&key, c)]
