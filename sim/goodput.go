@@ -68,9 +68,19 @@ func (s SLO) Good(reqs []RequestRecord) int {
 // completed requests in flight at once, each over [send, finish), a
 // finish before a send at the same instant.
 func PeakConcurrency(reqs []RequestRecord) int {
+	return peakConcurrency(reqs, nil)
+}
+
+// peakConcurrency is PeakConcurrency, its sends and finishes in the two
+// halves of buf when given (each half room for the completed requests:
+// appending past one would only allocate).
+func peakConcurrency(reqs []RequestRecord, buf []int64) int {
 	// Sends and finishes sorted apart, then merged: half the memory of
 	// sorting (time, ±1) events together, and the same count.
 	var sends, finishes []int64
+	if h := len(buf) / 2; h > 0 {
+		sends, finishes = buf[:0:h], buf[h:h:2*h]
+	}
 	for i := range reqs {
 		r := &reqs[i]
 		if r.Failed || r.FinishNs < 0 || r.SendNs < 0 {

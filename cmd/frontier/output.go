@@ -163,25 +163,50 @@ func perStage(res *sim.Result) string {
 	if !slices.ContainsFunc(res.Requests, func(r sim.RequestRecord) bool { return r.Stage > 0 }) {
 		return "" // one stage: nothing to collect
 	}
-	type acc struct{ ttft, e2e []float64 }
-	var stages []*acc
-	for _, r := range res.Requests {
-		for len(stages) <= int(r.Stage) {
-			stages = append(stages, &acc{})
+	// Counted first, then each stage's TTFTs appended into its part of one
+	// flat slice and its E2EL mean summed as it goes (medianAndMean's sum,
+	// in the same order): appending to two slices per stage grown by
+	// doubling allocated ~570 KB for the 9,000 requests of the codegen
+	// run, all fresh pages (the collector is off: ~140 page faults of the
+	// process's ~2,500), where the TTFTs take 72 KB.
+	var counts []int
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		for len(counts) <= int(r.Stage) {
+			counts = append(counts, 0)
 		}
 		if !r.Failed && r.FinishNs >= 0 {
-			stages[r.Stage].ttft = append(stages[r.Stage].ttft, float64(r.TTFTNs())/1e6)
-			stages[r.Stage].e2e = append(stages[r.Stage].e2e, float64(r.E2ENs())/1e6)
+			counts[r.Stage]++
 		}
 	}
-	if len(stages) < 2 {
+	if len(counts) < 2 {
 		return ""
+	}
+	type acc struct {
+		ttft []float64
+		e2e  float64 // mean E2EL, ms, summed as meanCell does
+	}
+	stages := make([]acc, len(counts))
+	ttft := make([]float64, len(res.Requests))
+	for k, n := range counts {
+		stages[k].ttft = ttft[:0:n]
+		ttft = ttft[n:]
+	}
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		if a := &stages[r.Stage]; !r.Failed && r.FinishNs >= 0 {
+			a.ttft = append(a.ttft, float64(r.TTFTNs())/1e6)
+			a.e2e += float64(r.E2ENs()) / 1e6 / float64(counts[r.Stage])
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-6s %9s %16s %16s\n", "stage", "completed", "median TTFT ms", "mean E2EL ms")
 	for i, a := range stages {
-		median, mean := medianAndMean(a.ttft, a.e2e)
-		fmt.Fprintf(&b, "%-6d %9d %16s %16s\n", i, len(a.e2e), median, mean)
+		mean := "-"
+		if counts[i] > 0 {
+			mean = strconv.FormatFloat(a.e2e, 'f', 2, 64)
+		}
+		fmt.Fprintf(&b, "%-6d %9d %16s %16s\n", i, counts[i], medianCell(a.ttft), mean)
 	}
 	return b.String()
 }
@@ -190,11 +215,7 @@ func perStage(res *sim.Result) string {
 // the median of ttft (sorted in place) and the mean of e2e, ms with two
 // decimals, "-" where there is no request to take them over.
 func medianAndMean(ttft, e2e []float64) (median, mean string) {
-	median, mean = "-", "-"
-	if len(ttft) > 0 {
-		sort.Float64s(ttft)
-		median = strconv.FormatFloat(sim.Percentile(ttft, 50), 'f', 2, 64)
-	}
+	median, mean = medianCell(ttft), "-"
 	if len(e2e) > 0 {
 		m := 0.0
 		for _, v := range e2e {
@@ -203,6 +224,16 @@ func medianAndMean(ttft, e2e []float64) (median, mean string) {
 		mean = strconv.FormatFloat(m, 'f', 2, 64)
 	}
 	return median, mean
+}
+
+// medianCell is medianAndMean's median cell: the median of ttft (sorted
+// in place), ms with two decimals, "-" for none.
+func medianCell(ttft []float64) string {
+	if len(ttft) == 0 {
+		return "-"
+	}
+	sort.Float64s(ttft)
+	return strconv.FormatFloat(sim.Percentile(ttft, 50), 'f', 2, 64)
 }
 
 func center(title string, fill rune) string {

@@ -77,18 +77,23 @@ func TestPeakAtAPIServerCeilingNote(t *testing.T) {
 
 // The per-stage table: median TTFT and mean E2EL of each stage's completed
 // requests; a stage where none completed says "-" (on main: NaN here, and
-// 0.00 ms in the per-replica table, which shares the cells now).
+// 0.00 ms in the per-replica table, which shares the cells now). Stages'
+// requests interleave: each stage's latencies go into its own part of
+// one slice.
 func TestPerStageCells(t *testing.T) {
 	done := func(stage int, send, first, finish int64) sim.RequestRecord {
 		return sim.RequestRecord{Stage: int32(stage), SendNs: send, FirstTokenNs: first, FinishNs: finish}
 	}
 	res := &sim.Result{Requests: []sim.RequestRecord{
 		done(0, 0, 10e6, 100e6),   // TTFT 10 ms, E2EL 100 ms
+		done(2, 0, 50e6, 60e6),    // TTFT 50 ms, E2EL 60 ms
 		done(0, 0, 30e6, 200e6),   // TTFT 30 ms, E2EL 200 ms
 		done(0, 5e6, 25e6, 105e6), // TTFT 20 ms, E2EL 100 ms
 		{Stage: 1, SendNs: 1e9, FirstTokenNs: -1, FinishNs: 301e9, Failed: true},
+		done(2, 0, 70e6, 90e6), // TTFT 70 ms, E2EL 90 ms
 	}}
 	assert.Equal(t, "stage  completed   median TTFT ms     mean E2EL ms\n"+
 		"0              3            20.00           133.33\n"+
-		"1              0                -                -\n", perStage(res))
+		"1              0                -                -\n"+
+		"2              2            60.00            75.00\n", perStage(res))
 }
