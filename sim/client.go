@@ -180,7 +180,7 @@ func (c *client) done(s *Sim, r *record) {
 		p := &c.plan.Stages[r.plan.Stage].Requests[n]
 		next := s.newRecord(p)
 		next.req.InheritHashes(&r.req, int(r.plan.ReusedTokens))
-		c.turns.add(s, r.out.FinishNs+p.ThinkNs, next)
+		c.turns.add(s, r.out.FinishNs+p.ThinkNs(), next)
 	}
 	c.inflight--
 	if len(c.blocked) > 0 {

@@ -154,6 +154,7 @@ func (s *Sim) startDecode(r *record) {
 	r.out.TransferDoneNs = s.now
 	r.api = s.pools[1].apiFor(int(r.plan.ID)) // the decode side's API server streams
 	setEngineRequest(&r.req, r.plan)
+	setEngineTurn(&r.req, r.plan)
 	r.req.ExternalTokens, r.req.Data = int(r.plan.PromptTokens)-1, r
 	s.route(s.pools[1], r)
 }

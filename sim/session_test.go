@@ -203,7 +203,7 @@ func TestCutSessionTurnsHitTheirRun(t *testing.T) {
 		prev, want := &reqs[k-1], 32
 		if prev.ReusedTokens > 0 {
 			want = int(prev.PromptTokens+prev.OutputTokens-1) / 16 * 16
-			if len(reqs[k].Segments) < 2*k+2 {
+			if len(reqs[k].Segments()) < 2*k+2 {
 				runs++
 			}
 		} else {

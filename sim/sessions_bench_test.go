@@ -99,7 +99,7 @@ func TestInvariantsSessions(t *testing.T) {
 		if p.ClosedLoop {
 			prev := res.Requests[i-1] // a turn's predecessor is the turn before it
 			require.Equal(t, i, int(plan[i-1].Next))
-			assert.Equal(t, prev.FinishNs+p.ThinkNs, r.SendNs, "turn %d of session %d", r.Turn, r.Session)
+			assert.Equal(t, prev.FinishNs+p.ThinkNs(), r.SendNs, "turn %d of session %d", r.Turn, r.Session)
 		}
 		if r.Failed {
 			failed++

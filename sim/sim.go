@@ -341,6 +341,7 @@ func (s *Sim) newRecord(p *workload.Request) *record {
 	r.recordHead = recordHead{gen: r.gen}
 	r.recordTail = recordTail{plan: p}
 	setEngineRequest(&r.req, p) // its block and hash buffers serve again
+	setEngineTurn(&r.req, p)
 	r.req.Data = r
 	if s.disagg != nil {
 		r.phase = phasePrefill
@@ -352,12 +353,22 @@ func (s *Sim) newRecord(p *workload.Request) *record {
 
 // setEngineRequest makes r the engine's view of a planned request:
 // lengths and content identities (r's block and hash buffers kept,
-// engine.Request.Reset).
+// engine.Request.Reset), but for a conversation turn's (setEngineTurn).
 func setEngineRequest(r *engine.Request, p *workload.Request) {
 	r.Reset()
 	r.ID, r.PromptTokens, r.MaxTokens = int(p.ID), int(p.PromptTokens), int(p.OutputTokens)
 	r.PrefixKey, r.PrefixTokens, r.ContentKey, r.UniquePrompt = p.PrefixKey, int(p.PrefixTokens), p.ContentKey, p.UniquePrompt
-	r.Segments, r.OutputKey, r.ReusedTokens, r.Priority = p.Segments, p.OutputKey, int(p.ReusedTokens), p.Priority
+	r.ReusedTokens, r.Priority = int(p.ReusedTokens), p.Priority
+}
+
+// setEngineTurn gives r, after setEngineRequest, a conversation turn's
+// prompt segments and reply key (workload.Request keeps them apart;
+// other requests have none, and Reset left r's zero). Apart from
+// setEngineRequest, which stays small enough to inline.
+func setEngineTurn(r *engine.Request, p *workload.Request) {
+	if segs, key := p.Segments(), p.OutputKey(); segs != nil || key != 0 {
+		r.Segments, r.OutputKey = segs, key
+	}
 }
 
 // recordChunk is how many records newRecord allocates at once.

@@ -39,7 +39,7 @@ func sessionsPlan(p *scenarios.Sessions, a *scenarios.Arrivals, rng *rand.Rand, 
 		switch {
 		case s >= users: // the user of session s − users starts it
 			reqs[last[s-users]].Next = int32(first)
-			reqs[first].ClosedLoop, reqs[first].ThinkNs = true, g.draw(p.ThinkTimeS)
+			reqs[first].ClosedLoop, reqs[first].turnOf().thinkNs = true, g.draw(p.ThinkTimeS)
 		case starts != nil:
 			reqs[first].At = starts[s]
 		}
@@ -177,8 +177,8 @@ func (g *sessionGen) session(reqs []Request, s int) ([]Request, error) {
 		reqs = append(reqs, Request{
 			Session: int32(n), Turn: int32(k + 1), PromptTokens: int32(prompt), OutputTokens: int32(d.out),
 			PrefixKey: sysKey, PrefixTokens: int32(sysLen), ContentKey: g.hist[sys+2*k].Key, UniquePrompt: true,
-			Segments: segs, OutputKey: g.hist[sys+2*k+1].Key,
-			ClosedLoop: k > 0, ThinkNs: d.delayNs,
+			turn:       &turnFields{segments: segs, outputKey: g.hist[sys+2*k+1].Key, thinkNs: d.delayNs},
+			ClosedLoop: k > 0,
 		})
 	}
 	return reqs, nil

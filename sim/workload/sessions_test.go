@@ -49,19 +49,19 @@ func TestSessionsPromptLayout(t *testing.T) {
 		assert.Equal(t, 40, int(r.OutputTokens))
 		assert.Equal(t, 35, int(r.PrefixTokens), "the system message is the group's shared prefix")
 		assert.Equal(t, r.Turn > 1, r.ClosedLoop)
-		assert.Equal(t, map[bool]int64{true: 1e9, false: 0}[r.Turn > 1], r.ThinkNs)
+		assert.Equal(t, map[bool]int64{true: 1e9, false: 0}[r.Turn > 1], r.ThinkNs())
 		assert.Equal(t, map[bool]int{true: i + 1, false: 0}[int(r.Turn) < 3], int(r.Next))
 		assert.Equal(t, map[bool]int32{true: r.PromptTokens + 40, false: 0}[r.Turn < 3], r.ReusedTokens)
 		assert.Zero(t, r.At)
 	}
 	a1, a2, a3, b1 := reqs[0], reqs[1], reqs[2], reqs[3]
-	assert.Equal(t, a1.Segments, a2.Segments[:2], "turn 2 starts with turn 1's prompt")
-	assert.Equal(t, engine.Segment{Key: a1.OutputKey, End: 105}, a2.Segments[2], "then turn 1's reply")
-	assert.Equal(t, a2.Segments, a3.Segments[:4])
-	assert.Equal(t, []int{35, 65, 105, 135, 175, 205}, ends(a3.Segments))
-	assert.Equal(t, a1.Segments[0], b1.Segments[0], "one system prompt for both sessions")
-	assert.NotEqual(t, a1.Segments[1].Key, b1.Segments[1].Key)
-	assert.Equal(t, a1.PrefixKey, a1.Segments[0].Key)
+	assert.Equal(t, a1.Segments(), a2.Segments()[:2], "turn 2 starts with turn 1's prompt")
+	assert.Equal(t, engine.Segment{Key: a1.OutputKey(), End: 105}, a2.Segments()[2], "then turn 1's reply")
+	assert.Equal(t, a2.Segments(), a3.Segments()[:4])
+	assert.Equal(t, []int{35, 65, 105, 135, 175, 205}, ends(a3.Segments()))
+	assert.Equal(t, a1.Segments()[0], b1.Segments()[0], "one system prompt for both sessions")
+	assert.NotEqual(t, a1.Segments()[1].Key, b1.Segments()[1].Key)
+	assert.Equal(t, a1.PrefixKey, a1.Segments()[0].Key)
 }
 
 func ends(segs []engine.Segment) []int {
@@ -103,7 +103,7 @@ func TestSessionsStartsAndUsers(t *testing.T) {
 	assert.Equal(t, map[int]int{0: 1, 1: 4, 2: 3, 3: 6, 4: 5, 5: 8, 6: 7, 8: 9}, next)
 	for _, i := range []int{4, 6, 8} {
 		assert.True(t, reqs[i].ClosedLoop, "a user's next session starts closed-loop")
-		assert.Equal(t, int64(1e9), reqs[i].ThinkNs)
+		assert.Equal(t, int64(1e9), reqs[i].ThinkNs())
 	}
 	assert.False(t, reqs[0].ClosedLoop)
 	assert.False(t, reqs[2].ClosedLoop)
@@ -125,14 +125,14 @@ func TestSessionsDropOldestTurns(t *testing.T) {
 	}
 	assert.Equal(t, []int{65, 135, 205, 205, 205}, prompts)
 	t3, t4, t5 := reqs[2], reqs[3], reqs[4]
-	assert.Equal(t, []int{35, 205}, ends(t4.Segments))
-	assert.Equal(t, []int{35, 205}, ends(t5.Segments))
-	assert.Equal(t, t3.Segments[0], t4.Segments[0], "the system prompt stays")
-	assert.Equal(t, t3.Segments[0], t5.Segments[0])
-	for _, k := range []uint64{t3.Segments[1].Key, t3.Segments[3].Key, t4.Segments[1].Key} {
-		assert.NotEqual(t, k, t5.Segments[1].Key, "turn 5's kept turns are no earlier prompt's tokens")
+	assert.Equal(t, []int{35, 205}, ends(t4.Segments()))
+	assert.Equal(t, []int{35, 205}, ends(t5.Segments()))
+	assert.Equal(t, t3.Segments()[0], t4.Segments()[0], "the system prompt stays")
+	assert.Equal(t, t3.Segments()[0], t5.Segments()[0])
+	for _, k := range []uint64{t3.Segments()[1].Key, t3.Segments()[3].Key, t4.Segments()[1].Key} {
+		assert.NotEqual(t, k, t5.Segments()[1].Key, "turn 5's kept turns are no earlier prompt's tokens")
 	}
-	assert.NotEqual(t, t3.Segments[3].Key, t4.Segments[1].Key)
+	assert.NotEqual(t, t3.Segments()[3].Key, t4.Segments()[1].Key)
 	assert.Equal(t, 175, int(reqs[1].ReusedTokens), "turn 3 repeats turn 2 and its reply")
 	assert.Zero(t, t3.ReusedTokens, "turn 4 (cut) does not repeat turn 3…")
 	assert.Zero(t, t4.ReusedTokens, "…nor turn 5 turn 4")
@@ -159,8 +159,8 @@ func TestSessionsCutTurnsCostConstantSegments(t *testing.T) {
 			continue
 		}
 		require.Equal(t, 999, int(r.PromptTokens), "turn %d", k+1)
-		require.Equal(t, 1, len(r.Segments), "turn %d", k+1)
-		require.Equal(t, 999, r.Segments[0].End)
+		require.Equal(t, 1, len(r.Segments()), "turn %d", k+1)
+		require.Equal(t, 999, r.Segments()[0].End)
 		require.Zero(t, reqs[k-1].ReusedTokens, "turn %d starts a run", k+1)
 	}
 }
@@ -177,16 +177,16 @@ func TestSessionsCutRunsRepeatTheTurnBefore(t *testing.T) {
 	for k := 1; k < len(reqs); k++ {
 		prev, r := &reqs[k-1], &reqs[k]
 		assert.LessOrEqual(t, int(r.PromptTokens)+int(r.OutputTokens), 2000)
-		assert.Equal(t, int(r.PromptTokens), r.Segments[len(r.Segments)-1].End)
+		assert.Equal(t, int(r.PromptTokens), r.Segments()[len(r.Segments())-1].End)
 		if prev.ReusedTokens == 0 {
 			continue
 		}
 		assert.Equal(t, prev.PromptTokens+prev.OutputTokens, prev.ReusedTokens)
-		n := len(prev.Segments)
-		require.Equal(t, n+2, len(r.Segments), "turn %d: the previous prompt, its reply, the new message", k+1)
-		assert.Equal(t, prev.Segments, r.Segments[:n])
-		assert.Equal(t, engine.Segment{Key: prev.OutputKey, End: int(prev.ReusedTokens)}, r.Segments[n])
-		if len(r.Segments) < 2*k+2 { // cut: fewer than the system prompt, k turns and a message
+		n := len(prev.Segments())
+		require.Equal(t, n+2, len(r.Segments()), "turn %d: the previous prompt, its reply, the new message", k+1)
+		assert.Equal(t, prev.Segments(), r.Segments()[:n])
+		assert.Equal(t, engine.Segment{Key: prev.OutputKey(), End: int(prev.ReusedTokens)}, r.Segments()[n])
+		if len(r.Segments()) < 2*k+2 { // cut: fewer than the system prompt, k turns and a message
 			runs++
 		}
 	}

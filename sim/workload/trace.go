@@ -198,7 +198,7 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 		if err != nil || !decimal().MatchString(row.think) || !(v >= 0 && v <= maxArrivalS) {
 			return row, fmt.Errorf("think_s: must be a decimal number of seconds in [0, %g] after a session's first turn (the delay after turn %d's last token), got %q", maxArrivalS, turn-1, row.think)
 		}
-		row.req.ClosedLoop, row.req.ThinkNs = true, int64(math.Round(v*1e9))
+		row.req.ClosedLoop, row.req.turnOf().thinkNs = true, int64(math.Round(v*1e9))
 	case turn == 1 && row.think != "" && !isZero(row.think):
 		return row, fmt.Errorf("think_s: turn 1 has no earlier turn (it is sent at arrival_s); leave think_s empty, got %q", row.think)
 	}
@@ -274,13 +274,13 @@ func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request 
 	for k, i := range idx {
 		r := rows[i].req
 		r.Session, r.PrefixKey, r.PrefixTokens = int32(n), first.PrefixKey, min(first.PrefixTokens, r.PromptTokens)
-		r.OutputKey = streamKey(keyReply, uint64(n), uint64(k+1))
+		r.turn = &turnFields{outputKey: streamKey(keyReply, uint64(n), uint64(k+1)), thinkNs: r.ThinkNs()}
 		if k > 0 {
 			prev := &reqs[len(reqs)-1]
 			prev.Next = int32(len(reqs))
 			if int(r.PromptTokens) >= prevEnd {
 				prev.ReusedTokens = int32(prevEnd)
-				segs = append(segs, engine.Segment{Key: prev.OutputKey, End: prevEnd})
+				segs = append(segs, engine.Segment{Key: prev.OutputKey(), End: prevEnd})
 			} else {
 				// A cut conversation: only the prefix group is shared. A new
 				// list: earlier turns' prompts keep the old one.
@@ -293,7 +293,7 @@ func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request 
 		if len(segs) == 0 || int(r.PromptTokens) > segs[len(segs)-1].End {
 			segs = append(segs, engine.Segment{Key: streamKey(keyMessage, uint64(n), uint64(k+1)), End: int(r.PromptTokens)})
 		}
-		r.Segments = segs[:len(segs):len(segs)]
+		r.turn.segments = segs[:len(segs):len(segs)]
 		prevEnd = int(r.PromptTokens) + int(r.OutputTokens)
 		reqs = append(reqs, r)
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 
@@ -307,8 +308,47 @@ func TestArrivalsBeyondTheClockAreErrors(t *testing.T) {
 }
 
 // TestRequestIsCompact: a plan holds every request from the start (10⁶ in
-// sim's BenchmarkMillion, ~115 MB at 120 bytes each; 168 bytes with int
-// fields), so Request's counts and indices stay int32 and its fields packed.
+// sim's BenchmarkMillion, ~84 MB at 88 bytes each; 168 bytes with int
+// fields and a conversation turn's fields in every request), so Request's
+// counts and indices stay int32, its fields packed, and the turn's fields
+// behind one pointer.
 func TestRequestIsCompact(t *testing.T) {
-	assert.Equal(t, uintptr(120), unsafe.Sizeof(Request{}))
+	assert.Equal(t, uintptr(88), unsafe.Sizeof(Request{}))
+	// A request outside conversations has no turn fields: it reads zeros.
+	p := build(t, randomWorkload(3, 64, 8, 0, math.Inf(1), 1))
+	for _, r := range allRequests(p) {
+		assert.Nil(t, r.turn)
+		assert.Nil(t, r.Segments())
+		assert.Zero(t, r.OutputKey())
+		assert.Zero(t, r.ThinkNs())
+	}
+}
+
+// TestStagePlanOffsets: each stage's offsets are its exponential gaps
+// (drawn in turn from the plan's generator) scaled to sum to the
+// duration, accumulated in float64 and truncated to ns: worked here from
+// the same generator, for the two stages together.
+func TestStagePlanOffsets(t *testing.T) {
+	stages := []scenarios.Stage{{Rate: 7, DurationS: 3}, {Rate: 2.5, DurationS: 4.4}}
+	pool := make([]Request, 5)
+	for i := range pool {
+		pool[i] = Request{PromptTokens: int32(10 + i), ContentKey: uint64(i + 1)}
+	}
+	p, err := stagePlan(pool, stages, rand.New(rand.NewPCG(4, 4)))
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(4, 4))
+	for k, st := range stages {
+		gaps := make([]float64, int(math.Round(st.Rate*st.DurationS)))
+		sum := 0.0
+		for i := range gaps {
+			gaps[i] = rng.ExpFloat64()
+			sum += gaps[i]
+		}
+		require.Len(t, p.Stages[k].Requests, len(gaps))
+		tm := 0.0
+		for i, g := range gaps {
+			require.Equal(t, int64(tm*1e9), p.Stages[k].Requests[i].At, "stage %d request %d", k, i)
+			tm += g * (st.DurationS / sum)
+		}
+	}
 }
