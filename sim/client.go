@@ -179,7 +179,7 @@ func (c *client) done(s *Sim, r *record) {
 	if n := r.plan.Next; n > 0 {
 		p := &c.plan.Stages[r.plan.Stage].Requests[n]
 		next := s.newRecord(p)
-		next.req.InheritHashes(&r.req, int(r.plan.ReusedTokens))
+		next.req.InheritHashes(&r.req, int(r.plan.ReusedTokens()))
 		c.turns.add(s, r.out.FinishNs+p.ThinkNs(), next)
 	}
 	c.inflight--

@@ -101,7 +101,7 @@ func (st *Setup) checkSessions() error {
 	}
 	for _, stage := range st.Plan.Stages {
 		for _, r := range stage.Requests {
-			if r.Session != 0 {
+			if r.Session() != 0 {
 				return nil
 			}
 		}
@@ -170,7 +170,7 @@ func (rs *replicaSet) pick(s *Sim, r *record) int {
 		rs.scrape(s)
 	}
 	q := &rs.req
-	q.ID, q.Session, q.Blocks = int(r.plan.ID), int(r.plan.Session), q.Blocks[:0]
+	q.ID, q.Session, q.Blocks = int(r.plan.ID), int(r.plan.Session()), q.Blocks[:0]
 	if rs.blocks {
 		bs := s.pools[0].dep.Engine.BlockSize
 		q.Blocks = r.req.PromptBlockHashes(bs, router.BlockTokens(bs)/bs, router.MaxPrefixBlocks, q.Blocks)
@@ -191,7 +191,7 @@ func (rs *replicaSet) done(r *record) {
 	rs.view[r.replica].InFlight--
 	if rs.finished != nil {
 		q := &rs.req
-		q.ID, q.Session, q.Blocks = int(r.plan.ID), int(r.plan.Session), q.Blocks[:0]
+		q.ID, q.Session, q.Blocks = int(r.plan.ID), int(r.plan.Session()), q.Blocks[:0]
 		rs.finished.Finished(q, r.replica, rs.view)
 	}
 }

@@ -201,7 +201,7 @@ func TestCutSessionTurnsHitTheirRun(t *testing.T) {
 	runs, starts := 0, 0
 	for k := 1; k < len(reqs); k++ {
 		prev, want := &reqs[k-1], 32
-		if prev.ReusedTokens > 0 {
+		if prev.ReusedTokens() > 0 {
 			want = int(prev.PromptTokens+prev.OutputTokens-1) / 16 * 16
 			if len(reqs[k].Segments()) < 2*k+2 {
 				runs++

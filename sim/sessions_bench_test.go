@@ -94,8 +94,8 @@ func TestInvariantsSessions(t *testing.T) {
 	var failed, hits int
 	for i, r := range res.Requests {
 		p := plan[i]
-		assert.Equal(t, p.Session, r.Session)
-		assert.Equal(t, p.Turn, r.Turn)
+		assert.Equal(t, p.Session(), r.Session)
+		assert.Equal(t, p.Turn(), r.Turn)
 		if p.ClosedLoop {
 			prev := res.Requests[i-1] // a turn's predecessor is the turn before it
 			require.Equal(t, i, int(plan[i-1].Next))

@@ -117,7 +117,7 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	for _, st := range plan.Stages {
 		for i := range st.Requests {
 			p := &st.Requests[i]
-			s.out[p.ID] = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session, Turn: p.Turn, FirstTokenNs: -1, FinishNs: -1,
+			s.out[p.ID] = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session(), Turn: p.Turn(), FirstTokenNs: -1, FinishNs: -1,
 				PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1, Priority: int64(p.Priority), Class: p.Class}
 		}
 	}
@@ -358,16 +358,16 @@ func setEngineRequest(r *engine.Request, p *workload.Request) {
 	r.Reset()
 	r.ID, r.PromptTokens, r.MaxTokens = int(p.ID), int(p.PromptTokens), int(p.OutputTokens)
 	r.PrefixKey, r.PrefixTokens, r.ContentKey, r.UniquePrompt = p.PrefixKey, int(p.PrefixTokens), p.ContentKey, p.UniquePrompt
-	r.ReusedTokens, r.Priority = int(p.ReusedTokens), p.Priority
+	r.Priority = p.Priority
 }
 
 // setEngineTurn gives r, after setEngineRequest, a conversation turn's
-// prompt segments and reply key (workload.Request keeps them apart;
-// other requests have none, and Reset left r's zero). Apart from
-// setEngineRequest, which stays small enough to inline.
+// prompt segments, reply key and reused tokens (workload.Request keeps
+// them apart; other requests have none, and Reset left r's zero). Apart
+// from setEngineRequest, which stays small enough to inline.
 func setEngineTurn(r *engine.Request, p *workload.Request) {
-	if segs, key := p.Segments(), p.OutputKey(); segs != nil || key != 0 {
-		r.Segments, r.OutputKey = segs, key
+	if p.HasTurn() {
+		r.Segments, r.OutputKey, r.ReusedTokens = p.Segments(), p.OutputKey(), int(p.ReusedTokens())
 	}
 }
 

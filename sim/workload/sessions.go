@@ -170,14 +170,15 @@ func (g *sessionGen) session(reqs []Request, s int) ([]Request, error) {
 			prev := &reqs[len(reqs)-1]
 			prev.Next = int32(len(reqs))
 			if drop == prevDrop { // this prompt repeats the previous turn's and its reply
-				prev.ReusedTokens = prev.PromptTokens + prev.OutputTokens
+				prev.turn.reusedTokens = prev.PromptTokens + prev.OutputTokens
 			}
 		}
 		prevDrop = drop
 		reqs = append(reqs, Request{
-			Session: int32(n), Turn: int32(k + 1), PromptTokens: int32(prompt), OutputTokens: int32(d.out),
+			PromptTokens: int32(prompt), OutputTokens: int32(d.out),
 			PrefixKey: sysKey, PrefixTokens: int32(sysLen), ContentKey: g.hist[sys+2*k].Key, UniquePrompt: true,
-			turn:       &turnFields{segments: segs, outputKey: g.hist[sys+2*k+1].Key, thinkNs: d.delayNs},
+			turn: &turnFields{segments: segs, outputKey: g.hist[sys+2*k+1].Key, thinkNs: d.delayNs,
+				session: int32(n), turn: int32(k + 1)},
 			ClosedLoop: k > 0,
 		})
 	}
@@ -246,13 +247,13 @@ func sessionClasses(reqs []Request, w *scenarios.Workload) {
 	}
 	var firsts []Request // one per session, in session order
 	for _, r := range reqs {
-		if r.Turn == 1 {
+		if r.Turn() == 1 {
 			firsts = append(firsts, r)
 		}
 	}
 	mixClasses(firsts, w)
 	for i := range reqs {
-		c := &firsts[reqs[i].Session-1]
+		c := &firsts[reqs[i].Session()-1]
 		reqs[i].Class, reqs[i].Priority = c.Class, c.Priority
 	}
 }

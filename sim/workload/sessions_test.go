@@ -43,15 +43,15 @@ func TestSessionsPromptLayout(t *testing.T) {
 	require.Len(t, reqs, 6)
 	for i, r := range reqs {
 		assert.Equal(t, i, int(r.ID))
-		assert.Equal(t, 1+i/3, int(r.Session))
-		assert.Equal(t, 1+i%3, int(r.Turn))
+		assert.Equal(t, 1+i/3, int(r.Session()))
+		assert.Equal(t, 1+i%3, int(r.Turn()))
 		assert.Equal(t, []int{65, 135, 205}[i%3], int(r.PromptTokens))
 		assert.Equal(t, 40, int(r.OutputTokens))
 		assert.Equal(t, 35, int(r.PrefixTokens), "the system message is the group's shared prefix")
-		assert.Equal(t, r.Turn > 1, r.ClosedLoop)
-		assert.Equal(t, map[bool]int64{true: 1e9, false: 0}[r.Turn > 1], r.ThinkNs())
-		assert.Equal(t, map[bool]int{true: i + 1, false: 0}[int(r.Turn) < 3], int(r.Next))
-		assert.Equal(t, map[bool]int32{true: r.PromptTokens + 40, false: 0}[r.Turn < 3], r.ReusedTokens)
+		assert.Equal(t, r.Turn() > 1, r.ClosedLoop)
+		assert.Equal(t, map[bool]int64{true: 1e9, false: 0}[r.Turn() > 1], r.ThinkNs())
+		assert.Equal(t, map[bool]int{true: i + 1, false: 0}[int(r.Turn()) < 3], int(r.Next))
+		assert.Equal(t, map[bool]int32{true: r.PromptTokens + 40, false: 0}[r.Turn() < 3], r.ReusedTokens())
 		assert.Zero(t, r.At)
 	}
 	a1, a2, a3, b1 := reqs[0], reqs[1], reqs[2], reqs[3]
@@ -79,7 +79,7 @@ func TestSessionsStartsAndUsers(t *testing.T) {
 	byRate := buildSessions(t, chat(4, 2), scenarios.Arrivals{RequestRate: 2, Burstiness: 1}, 0).Stages[0].Requests
 	var starts []int64
 	for _, r := range byRate {
-		if r.Turn == 1 {
+		if r.Turn() == 1 {
 			assert.False(t, r.ClosedLoop)
 			starts = append(starts, r.At)
 		}
@@ -133,9 +133,9 @@ func TestSessionsDropOldestTurns(t *testing.T) {
 		assert.NotEqual(t, k, t5.Segments()[1].Key, "turn 5's kept turns are no earlier prompt's tokens")
 	}
 	assert.NotEqual(t, t3.Segments()[3].Key, t4.Segments()[1].Key)
-	assert.Equal(t, 175, int(reqs[1].ReusedTokens), "turn 3 repeats turn 2 and its reply")
-	assert.Zero(t, t3.ReusedTokens, "turn 4 (cut) does not repeat turn 3…")
-	assert.Zero(t, t4.ReusedTokens, "…nor turn 5 turn 4")
+	assert.Equal(t, 175, int(reqs[1].ReusedTokens()), "turn 3 repeats turn 2 and its reply")
+	assert.Zero(t, t3.ReusedTokens(), "turn 4 (cut) does not repeat turn 3…")
+	assert.Zero(t, t4.ReusedTokens(), "…nor turn 5 turn 4")
 	require.Len(t, plan.Notes, 1)
 	assert.Contains(t, plan.Notes[0], "sessions: 2 of 5 turns would exceed max_model_len 250")
 }
@@ -161,7 +161,7 @@ func TestSessionsCutTurnsCostConstantSegments(t *testing.T) {
 		require.Equal(t, 999, int(r.PromptTokens), "turn %d", k+1)
 		require.Equal(t, 1, len(r.Segments()), "turn %d", k+1)
 		require.Equal(t, 999, r.Segments()[0].End)
-		require.Zero(t, reqs[k-1].ReusedTokens, "turn %d starts a run", k+1)
+		require.Zero(t, reqs[k-1].ReusedTokens(), "turn %d starts a run", k+1)
 	}
 }
 
@@ -178,14 +178,14 @@ func TestSessionsCutRunsRepeatTheTurnBefore(t *testing.T) {
 		prev, r := &reqs[k-1], &reqs[k]
 		assert.LessOrEqual(t, int(r.PromptTokens)+int(r.OutputTokens), 2000)
 		assert.Equal(t, int(r.PromptTokens), r.Segments()[len(r.Segments())-1].End)
-		if prev.ReusedTokens == 0 {
+		if prev.ReusedTokens() == 0 {
 			continue
 		}
-		assert.Equal(t, prev.PromptTokens+prev.OutputTokens, prev.ReusedTokens)
+		assert.Equal(t, prev.PromptTokens+prev.OutputTokens, prev.ReusedTokens())
 		n := len(prev.Segments())
 		require.Equal(t, n+2, len(r.Segments()), "turn %d: the previous prompt, its reply, the new message", k+1)
 		assert.Equal(t, prev.Segments(), r.Segments()[:n])
-		assert.Equal(t, engine.Segment{Key: prev.OutputKey(), End: int(prev.ReusedTokens)}, r.Segments()[n])
+		assert.Equal(t, engine.Segment{Key: prev.OutputKey(), End: int(prev.ReusedTokens())}, r.Segments()[n])
 		if len(r.Segments()) < 2*k+2 { // cut: fewer than the system prompt, k turns and a message
 			runs++
 		}
@@ -207,7 +207,7 @@ func TestSessionsClasses(t *testing.T) {
 	byClass := map[int]int{}
 	reqs := plan.Stages[0].Requests
 	for i, r := range reqs {
-		if r.Turn > 1 {
+		if r.Turn() > 1 {
 			assert.Equal(t, reqs[i-1].Class, r.Class, "one class per session")
 			assert.Equal(t, reqs[i-1].Priority, r.Priority)
 		} else {

@@ -175,7 +175,10 @@ func parseTraceRow(get func(string) string, id int, groups map[string]uint64) (t
 	if err != nil || o < 1 || o > maxTraceTokens {
 		return row, fmt.Errorf("output_tokens: must be an integer in [1, %d], got %q", maxTraceTokens, get("output_tokens"))
 	}
-	row.req = Request{ID: int32(id), At: int64(math.Round(at * 1e9)), PromptTokens: int32(p), OutputTokens: int32(o), ContentKey: uniqueKey(id), UniquePrompt: true, Turn: int32(turn)}
+	row.req = Request{ID: int32(id), At: int64(math.Round(at * 1e9)), PromptTokens: int32(p), OutputTokens: int32(o), ContentKey: uniqueKey(id), UniquePrompt: true}
+	if turn > 0 {
+		row.req.turnOf().turn = int32(turn)
+	}
 	if row.req.Priority, err = parsePriority(get("priority")); err != nil {
 		return row, err
 	}
@@ -222,13 +225,13 @@ func assembleTrace(rows []traceRow, name string) ([]Request, []string, error) {
 		bySession[r.session] = append(bySession[r.session], i)
 	}
 	for s, idx := range bySession {
-		sort.SliceStable(idx, func(a, b int) bool { return rows[idx[a]].req.Turn < rows[idx[b]].req.Turn })
+		sort.SliceStable(idx, func(a, b int) bool { return rows[idx[a]].req.Turn() < rows[idx[b]].req.Turn() })
 		for k, i := range idx {
 			r := &rows[i]
 			switch {
-			case int(r.req.Turn) == k: // the same turn as the row before
+			case int(r.req.Turn()) == k: // the same turn as the row before
 				return nil, nil, fmt.Errorf("trace %s line %d: turn: session %q has turn %d twice (lines %d and %d)", name, r.line, s, k, rows[idx[k-1]].line, r.line)
-			case int(r.req.Turn) != k+1:
+			case int(r.req.Turn()) != k+1:
 				return nil, nil, fmt.Errorf("trace %s line %d: turn: session %q skips turn %d (its turns: %s)", name, r.line, s, k+1, turnList(rows, idx))
 			}
 			first := &rows[idx[0]]
@@ -273,13 +276,13 @@ func appendSession(reqs []Request, rows []traceRow, idx []int, n int) []Request 
 	prevEnd := 0 // previous turn's prompt + output
 	for k, i := range idx {
 		r := rows[i].req
-		r.Session, r.PrefixKey, r.PrefixTokens = int32(n), first.PrefixKey, min(first.PrefixTokens, r.PromptTokens)
-		r.turn = &turnFields{outputKey: streamKey(keyReply, uint64(n), uint64(k+1)), thinkNs: r.ThinkNs()}
+		r.PrefixKey, r.PrefixTokens = first.PrefixKey, min(first.PrefixTokens, r.PromptTokens)
+		r.turn = &turnFields{outputKey: streamKey(keyReply, uint64(n), uint64(k+1)), thinkNs: r.ThinkNs(), session: int32(n), turn: r.Turn()}
 		if k > 0 {
 			prev := &reqs[len(reqs)-1]
 			prev.Next = int32(len(reqs))
 			if int(r.PromptTokens) >= prevEnd {
-				prev.ReusedTokens = int32(prevEnd)
+				prev.turn.reusedTokens = int32(prevEnd)
 				segs = append(segs, engine.Segment{Key: prev.OutputKey(), End: prevEnd})
 			} else {
 				// A cut conversation: only the prefix group is shared. A new
@@ -310,7 +313,7 @@ func isZero(v string) bool {
 func turnList(rows []traceRow, idx []int) string {
 	var s []string
 	for _, i := range idx {
-		s = append(s, strconv.Itoa(int(rows[i].req.Turn)))
+		s = append(s, strconv.Itoa(int(rows[i].req.Turn())))
 	}
 	return strings.Join(s, ", ")
 }

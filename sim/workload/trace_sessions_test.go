@@ -35,7 +35,7 @@ func TestTraceSessions(t *testing.T) {
 	var got []row
 	for i, r := range reqs {
 		assert.Equal(t, i, int(r.ID))
-		got = append(got, row{int(r.Session), int(r.Turn), r.ClosedLoop, r.ThinkNs(), int(r.Next), int(r.PromptTokens)})
+		got = append(got, row{int(r.Session()), int(r.Turn()), r.ClosedLoop, r.ThinkNs(), int(r.Next), int(r.PromptTokens)})
 	}
 	assert.Equal(t, []row{
 		{1, 1, false, 0, 1, 90}, // b: sent at 0.2 s
@@ -49,16 +49,16 @@ func TestTraceSessions(t *testing.T) {
 
 	b1, b2 := reqs[0], reqs[1]
 	assert.Equal(t, []engine.Segment{{Key: b1.Segments()[0].Key, End: 90}}, b1.Segments())
-	assert.Equal(t, 130, int(b1.ReusedTokens), "b's second turn repeats its first prompt and reply")
+	assert.Equal(t, 130, int(b1.ReusedTokens()), "b's second turn repeats its first prompt and reply")
 	assert.Equal(t, []engine.Segment{b1.Segments()[0], {Key: b1.OutputKey(), End: 130}, {Key: b2.Segments()[2].Key, End: 150}}, b2.Segments())
-	assert.Zero(t, b2.ReusedTokens, "a last turn is repeated by no one")
+	assert.Zero(t, b2.ReusedTokens(), "a last turn is repeated by no one")
 
 	a1, a2, a3 := reqs[3], reqs[4], reqs[5]
 	sys := engine.Segment{Key: a1.PrefixKey, End: 64}
 	assert.Equal(t, sys, a1.Segments()[0], "the prefix group opens the conversation")
 	assert.Equal(t, 64, int(a2.PrefixTokens), "later turns keep the session's prefix group")
 	assert.Equal(t, []engine.Segment{sys, {Key: a1.Segments()[1].Key, End: 100}, {Key: a1.OutputKey(), End: 120}, {Key: a2.Segments()[3].Key, End: 130}}, a2.Segments())
-	assert.Zero(t, a2.ReusedTokens, "turn 3 (120 tokens) is shorter than turn 2's 130 + 30: it repeats nothing of it")
+	assert.Zero(t, a2.ReusedTokens(), "turn 3 (120 tokens) is shorter than turn 2's 130 + 30: it repeats nothing of it")
 	assert.Equal(t, []engine.Segment{sys, {Key: a3.Segments()[1].Key, End: 120}}, a3.Segments())
 	keys := map[uint64]bool{}
 	for _, r := range []Request{a1, a2, a3, b1, b2} {

@@ -167,8 +167,8 @@ func TestTraceSessionLabels(t *testing.T) {
 	assert.Equal(t, []string{"alice", "bob"}, labels)
 	var got []string
 	for _, r := range reqs {
-		if r.Session > 0 {
-			got = append(got, labels[r.Session-1])
+		if r.Session() > 0 {
+			got = append(got, labels[r.Session()-1])
 		} else {
 			got = append(got, "")
 		}

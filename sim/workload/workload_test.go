@@ -308,19 +308,22 @@ func TestArrivalsBeyondTheClockAreErrors(t *testing.T) {
 }
 
 // TestRequestIsCompact: a plan holds every request from the start (10⁶ in
-// sim's BenchmarkMillion, ~84 MB at 88 bytes each; 168 bytes with int
+// sim's BenchmarkMillion, ~69 MB at 72 bytes each; 168 bytes with int
 // fields and a conversation turn's fields in every request), so Request's
 // counts and indices stay int32, its fields packed, and the turn's fields
 // behind one pointer.
 func TestRequestIsCompact(t *testing.T) {
-	assert.Equal(t, uintptr(88), unsafe.Sizeof(Request{}))
+	assert.Equal(t, uintptr(72), unsafe.Sizeof(Request{}))
 	// A request outside conversations has no turn fields: it reads zeros.
 	p := build(t, randomWorkload(3, 64, 8, 0, math.Inf(1), 1))
 	for _, r := range allRequests(p) {
-		assert.Nil(t, r.turn)
+		assert.False(t, r.HasTurn())
 		assert.Nil(t, r.Segments())
 		assert.Zero(t, r.OutputKey())
 		assert.Zero(t, r.ThinkNs())
+		assert.Zero(t, r.Session())
+		assert.Zero(t, r.Turn())
+		assert.Zero(t, r.ReusedTokens())
 	}
 }
 
