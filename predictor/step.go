@@ -78,7 +78,11 @@ type Predictor struct {
 	mlaDecode   []float64 // mlaDecodeMs by decodes
 	stepMemo    *[1 << stepMemoBits]stepSlot
 	prefillMemo *[1 << prefillMemoBits]prefillSlot
-	Notes       []string
+	// The memo tables' first stores (prefault.go).
+	stepPager    pager
+	prefillPager pager
+	decodePager  pager
+	Notes        []string
 }
 
 // New builds a predictor; it fails when the tables lack a dtype or a
@@ -280,9 +284,9 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 	packed := uint64(uint32(key[0]))<<32 | uint64(uint32(key[1]))
 	if p.decodeHot == nil {
 		p.decodeHot = new([decodeHotSize]decodeSlot)
-		prefault(p.decodeHot[:])
 	}
-	slot := &p.decodeHot[(packed*0x9e3779b97f4a7c15)>>(64-decodeHotBits)]
+	i := (packed * 0x9e3779b97f4a7c15) >> (64 - decodeHotBits)
+	slot := &p.decodeHot[i]
 	if slot.used && slot.key == packed {
 		return slot.ms
 	}
@@ -295,6 +299,9 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 		}
 	}
 	*slot = decodeSlot{key: packed, ms: v, used: true}
+	if p.decodePager.n < pagerStores {
+		noteStore(&p.decodePager, p.decodeHot[:], int(i))
+	}
 	return v
 }
 

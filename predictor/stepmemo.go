@@ -106,9 +106,9 @@ func (p *Predictor) priced(b *Batch, async bool) (StepTime, *stepSlot) {
 	}
 	if p.stepMemo == nil {
 		p.stepMemo = new([1 << stepMemoBits]stepSlot)
-		prefault(p.stepMemo[:])
 	}
-	slot := &p.stepMemo[key.slot()]
+	i := key.slot()
+	slot := &p.stepMemo[i]
 	if slot.key == key {
 		return slot.val, slot
 	}
@@ -116,6 +116,9 @@ func (p *Predictor) priced(b *Batch, async bool) (StepTime, *stepSlot) {
 	if p.remembered(b, int(key.a&0xffff)) {
 		lo, hi := p.keyRange(&key)
 		*slot = stepSlot{key: key, val: st, lo: lo, hi: hi}
+		if p.stepPager.n < pagerStores {
+			noteStore(&p.stepPager, p.stepMemo[:], int(i))
+		}
 		return st, slot
 	}
 	return st, nil

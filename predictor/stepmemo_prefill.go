@@ -43,16 +43,19 @@ func (p *Predictor) prefillPriced(b *Batch, async bool) StepTime {
 	}
 	if p.prefillMemo == nil {
 		p.prefillMemo = new([1 << prefillMemoBits]prefillSlot)
-		prefault(p.prefillMemo[:])
 	}
 	c := &b.Prefills[0]
-	slot := &p.prefillMemo[prefillSlotOf(&key, c)]
+	i := prefillSlotOf(&key, c)
+	slot := &p.prefillMemo[i]
 	if slot.key == key && slot.chunk == *c {
 		return slot.val
 	}
 	st := p.step(b, async)
 	if p.remembered(b, int(key.a&0xffff)) && p.chunkRemembered(*c) {
 		*slot = prefillSlot{key: key, chunk: *c, val: st}
+		if p.prefillPager.n < pagerStores {
+			noteStore(&p.prefillPager, p.prefillMemo[:], int(i))
+		}
 	}
 	return st
 }
