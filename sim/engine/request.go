@@ -31,7 +31,18 @@ const (
 // prompt/output boundary too.
 type Request struct {
 	// The fields every step reads come first, so a running request's
-	// per-step work touches as few cache lines as possible.
+	// per-step work touches as few cache lines as possible: a decode
+	// cohort's hot loops (steadyWork and dueWork taking a member's block,
+	// compactRunning renumbering the running list) read only Status,
+	// Blocks, numHashed, coLast and coIdx, all in the first 56 bytes
+	// (they were on three cache lines: Blocks across the first two, the
+	// cohort fields at the end); then the counts the rest of a step
+	// reads; then, in 64 bytes, what freeing its blocks reads
+	// (Scheduler.freeBlocks: Preemptions … UniquePrompt; they were on
+	// four lines). BenchmarkSimulateCodegen, cachegrind with a fully
+	// associative 32 KiB D1 (no layout luck; a set-associative one varies
+	// ±10 % from one process to the next as addresses fall): see the
+	// commit that laid it out so.
 
 	Status Status
 	// InFlight marks a request inside a batch still executing (pipeline
@@ -43,8 +54,16 @@ type Request struct {
 	admitted bool
 	// heapAt is the request's index in an ordered waiting queue's heap
 	// while it waits there (OrderedQueue), so that Remove finds it at
-	// once. It fills the padding before NumComputed: no extra bytes.
+	// once. It fills the padding before Blocks: no extra bytes.
 	heapAt int32
+
+	Blocks    []int32
+	numHashed int
+	// A cohort member's place (cohort.go): its first and last cohort
+	// cycles, the latest cycles whose schedule and sample its counts
+	// include, and its index in the running list (coLast and coIdx here,
+	// with the fields the cohort's loops read; the others below).
+	coLast, coIdx int
 
 	NumComputed int // tokens whose KV is computed (advanced at schedule time)
 	NumOutput   int // output tokens sampled
@@ -54,16 +73,40 @@ type Request struct {
 	Pending      int
 	PromptTokens int
 	MaxTokens    int // output tokens to generate (ignore_eos)
-	Blocks       []int32
-	numHashed    int
+
+	coFirst, coSched, coSampled int
+
+	// UniquePrompt says no other request repeats this prompt beyond its
+	// shared prefix (random datasets, traces): its own blocks can then only
+	// be hit by itself after a preemption, so they are indexed in the
+	// prefix cache only when it is preempted, not at every allocation.
+	// The hits are the same as vLLM's; the work is less.
+	UniquePrompt bool
+
+	Preemptions int
+	// CachedTokens is the prefix-cache hit at first admission, tokens.
+	CachedTokens int
+	// numHit is how many of r's first blocks are cache hits it took at
+	// admission (held since: they hold their hashes).
+	numHit int
+	// memo is the scheduler's memo entry of r's prompt (seedHashes), whose
+	// leading hashes r.hashes repeats; nil if none.
+	memo         *promptMemo
+	PrefixTokens int
+	// ReusedTokens is how many tokens from the start of the sequence
+	// (prompt, then output) a later request's prompt repeats: a session
+	// turn followed by another turn repeats all of them. Their full
+	// blocks, generated ones included, are indexed as they fill, as vLLM
+	// caches every full block; with UniquePrompt the rest is indexed only
+	// on preemption.
+	ReusedTokens int
 
 	// Data is the owner's per-request record (sim's metrics).
 	Data any
 
-	ID           int
-	PrefixKey    uint64
-	PrefixTokens int
-	ContentKey   uint64
+	ID         int
+	PrefixKey  uint64
+	ContentKey uint64
 	// Segments, when set, is the prompt's content (PrefixKey and ContentKey
 	// then name no tokens): segment i holds the tokens from segment i−1's
 	// End to its own End of stream Key. Ends increase; the last is at
@@ -72,19 +115,6 @@ type Request struct {
 	// OutputKey is the stream of the generated tokens; 0 = a stream unique
 	// to this request.
 	OutputKey uint64
-	// UniquePrompt says no other request repeats this prompt beyond its
-	// shared prefix (random datasets, traces): its own blocks can then only
-	// be hit by itself after a preemption, so they are indexed in the
-	// prefix cache only when it is preempted, not at every allocation.
-	// The hits are the same as vLLM's; the work is less.
-	UniquePrompt bool
-	// ReusedTokens is how many tokens from the start of the sequence
-	// (prompt, then output) a later request's prompt repeats: a session
-	// turn followed by another turn repeats all of them. Their full
-	// blocks, generated ones included, are indexed as they fill, as vLLM
-	// caches every full block; with UniquePrompt the rest is indexed only
-	// on preemption.
-	ReusedTokens int
 
 	// Priority is the request's priority (the OpenAI API's "priority"
 	// field, 0 by default): under the priority policy a lower value is
@@ -96,12 +126,6 @@ type Request struct {
 	// by either is the same.
 	Arrival int64
 
-	Preemptions int
-	// CachedTokens is the prefix-cache hit at first admission, tokens.
-	CachedTokens int
-	// numHit is how many of r's first blocks are cache hits it took at
-	// admission (held since: they hold their hashes).
-	numHit int
 	// ExternalTokens are prompt tokens whose KV arrives through a KV
 	// connector (disaggregated decode): at first admission they count as
 	// computed, and blocks are allocated for them. Preemption drops them
@@ -110,14 +134,6 @@ type Request struct {
 
 	hashes []uint64
 	hashBS int // the block size hashes were computed for
-	// memo is the scheduler's memo entry of r's prompt (seedHashes), whose
-	// leading hashes r.hashes repeats; nil if none.
-	memo *promptMemo
-
-	// A cohort member's place (cohort.go): its first and last cohort
-	// cycles, the latest cycles whose schedule and sample its counts
-	// include, and its index in the running list.
-	coFirst, coLast, coSched, coSampled, coIdx int
 }
 
 // InheritHashes gives r the block hashes prev computed for its first
