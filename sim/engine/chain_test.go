@@ -86,8 +86,8 @@ func TestChainHitsAreTheIndexHits(t *testing.T) {
 			}
 		}
 		requirePoolHolds(t, s.Pool, all, "end")
-		for _, m := range s.Pool.meta {
-			if m.hash != 0 && m.refCnt&dupRef != 0 {
+		for b, m := range s.Pool.meta {
+			if s.Pool.hash[b] != 0 && m.refCnt&dupRef != 0 {
 				dups++
 			}
 		}

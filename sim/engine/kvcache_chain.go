@@ -41,19 +41,19 @@ func (p *BlockPool) touchChain(chain []int32, hs []uint64, hit []int32, run *cha
 	var n, revived int
 	if lo < end {
 		if lo > 0 {
-			n, revived = touchRun(p.meta, p.ring, chain[:lo], hs[:lo])
+			n, revived = touchRun(p.meta, p.hash, p.ring, chain[:lo], hs[:lo])
 		}
 		if n == lo {
 			// chain[lo]'s entry is at run.seq + run.end − 1 − lo.
 			k := p.reviveRun(chain[lo:end], run.seq+uint32(int(run.end)-1-lo))
 			n, revived = lo+k, revived+k
 			if n < len(chain) {
-				m, r := touchRun(p.meta, p.ring, chain[n:], hs[n:])
+				m, r := touchRun(p.meta, p.hash, p.ring, chain[n:], hs[n:])
 				n, revived = n+m, revived+r
 			}
 		}
 	} else {
-		n, revived = touchRun(p.meta, p.ring, chain, hs)
+		n, revived = touchRun(p.meta, p.hash, p.ring, chain, hs)
 	}
 	p.numFree -= revived
 	p.stale += revived
@@ -75,45 +75,53 @@ func (p *BlockPool) touchChain(chain []int32, hs []uint64, hit []int32, run *cha
 // lowest one says how many (numBlocks + k − 1; growRing and takeHead
 // read it, the others keep their block ids, which Untouch's restoring
 // each block's entry at its position puts back exactly). It returns how
-// many it took; the caller counts them revived.
+// many it took; the caller counts them revived. (Counted by the index
+// in blocks, not by a ring position moved down: that form's loop took a
+// padding NOP a block, the jcc-erratum alignment of its bounds check.)
 func (p *BlockPool) reviveRun(blocks []int32, top uint32) int {
 	ring, meta := p.ring, p.meta
 	if len(ring) == 0 || int32(p.qtail-1-top) < 0 || int32(top-p.qhead) < 0 {
 		return 0 // (never an empty ring) past the tail, or reached by the head
 	}
 	blocks = blocks[:min(len(blocks), int(top-p.qhead)+1)]
-	mask, idx := uint(len(ring)-1), uint(top)
-	for _, b := range blocks {
-		if ring[idx&mask] != b {
+	mask, k := uint(len(ring)-1), len(blocks)
+	for i, b := range blocks {
+		if ring[(uint(top)-uint(i))&mask] != b {
+			k = i
 			break
 		}
 		meta[b].refCnt = 1
-		idx--
 	}
-	k := int(uint(top) - idx)
 	if k > 0 {
-		ring[(idx+1)&mask] = int32(p.numBlocks) + int32(k-1)
+		ring[(uint(top)-uint(k-1))&mask] = int32(p.numBlocks) + int32(k-1)
 	}
 	return k
 }
 
-// touchRun is touchChain's loop over its pool's state (meta, ring):
+// touchRun is touchChain's loop over its pool's state (meta, hash, ring):
 // the blocks of chain it took and how many of them were free. Few
 // values live in it, so that they stay in registers: a call of its own
 // (inlined, touchChain's values were reloaded every block), ring's index
 // unchecked (its length known nonzero): 25 instructions a revived block
-// where it was 30.
+// where it was 30. The hash (an array of its own: BlockPool.hash) is
+// tested before the state is read: both read first kept one more value
+// than the registers hold (a reload every block, 143 k instructions a
+// BenchmarkSimulateCodegen run), and hash's length is meta's, so hash[b]
+// needs no check of its own.
 //
 //go:noinline
-func touchRun(meta []blockMeta, ring []int32, chain []int32, hs []uint64) (n, revived int) {
+func touchRun(meta []blockMeta, hash []uint64, ring []int32, chain []int32, hs []uint64) (n, revived int) {
 	if len(ring) == 0 {
 		return 0, 0 // (never: 64 entries at least)
 	}
-	hs = hs[:len(chain)]
+	hs, hash = hs[:len(chain)], hash[:len(meta)]
 	for j, b := range chain {
+		if hash[b] != hs[j] {
+			return j, revived
+		}
 		m := &meta[b]
 		c := m.refCnt
-		if m.hash != hs[j] || c&dupRef != 0 {
+		if c&dupRef != 0 {
 			return j, revived
 		}
 		if c == 0 {

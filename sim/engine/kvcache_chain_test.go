@@ -101,5 +101,5 @@ func chainSnapshot(p *BlockPool) string {
 		}
 		ring = append(ring, e)
 	}
-	return fmt.Sprint(p.meta, p.numFree, p.stale, p.freeHashed, p.fresh, p.lazy, p.Evictions, p.qhead, p.qtail, len(p.ring), ring)
+	return fmt.Sprint(p.meta, p.hash, p.numFree, p.stale, p.freeHashed, p.fresh, p.lazy, p.Evictions, p.qhead, p.qtail, len(p.ring), ring)
 }

@@ -121,7 +121,7 @@ func requireStaleCount(t *testing.T, p *BlockPool) {
 				require.True(t, p.stale == 0 && p.freeHashed == 0, "plain lazy entry %d of block %d", seq, b)
 			}
 			m := p.meta[lb]
-			require.True(t, m.refCnt&refMask == 1 && m.hash == 0, "lazy entry %d of block %d", seq, lb)
+			require.True(t, m.refCnt&refMask == 1 && p.hash[lb] == 0, "lazy entry %d of block %d", seq, lb)
 			continue
 		}
 		m := p.meta[b]
