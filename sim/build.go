@@ -161,7 +161,9 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		st.Client.MaxConcurrency = *a.MaxConcurrency
 	}
 	if a.TimeoutS != nil {
-		st.Client.TimeoutNs = int64(math.Round(*a.TimeoutS * 1e9))
+		// At least 1 ns (the clock's unit): a positive timeout below half
+		// a ns would otherwise round to 0, which means none.
+		st.Client.TimeoutNs = max(1, int64(math.Round(*a.TimeoutS*1e9)))
 	}
 	st.Notes = dedupe(st.Notes)
 	return st, nil
