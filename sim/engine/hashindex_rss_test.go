@@ -44,20 +44,30 @@ func TestLargePoolStaysUntouched(t *testing.T) {
 		t.Skip("needs /proc/self/status")
 	}
 	if os.Getenv("FRONTIER_RSS_CHILD") != "1" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestLargePoolStaysUntouched$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "FRONTIER_RSS_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "PASS") {
-			t.Fatalf("child: %v\n%s", err, out)
+		// The least of three fresh processes: now and then the runtime
+		// serves a large allocation from memory it must clear, which
+		// makes it resident whatever the pool does (11 of 150 child runs
+		// cleared one 40 MB per-block array, one of 150 the index too).
+		// Writing the index makes every child fail.
+		var out []byte
+		var err error
+		for range 3 {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestLargePoolStaysUntouched$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "FRONTIER_RSS_CHILD=1")
+			if out, err = cmd.CombinedOutput(); err == nil && strings.Contains(string(out), "PASS") {
+				return
+			}
 		}
-		return
+		t.Fatalf("child, three times: %v\n%s", err, out)
 	}
 	runtime.GC()
 	before := rssKB()
 	p := NewBlockPool(5_000_000, 1, true)
 	after := rssKB()
 	runtime.KeepAlive(p)
-	if grew := after - before; grew > 32<<10 {
-		t.Fatalf("a new pool of 5,000,000 blocks made %d MiB resident (want < 32 MiB: its tables are untouched until used)", grew>>10)
+	// Untouched, the pool adds ~0.9 MiB; writing the index adds its 192
+	// MiB.
+	if grew := after - before; grew > 96<<10 {
+		t.Fatalf("a new pool of 5,000,000 blocks made %d MiB resident (want < 96 MiB: its 192 MiB hash index is untouched until used)", grew>>10)
 	}
 }
