@@ -69,57 +69,39 @@ func (r *Request) HasTurn() bool { return r.turn != nil }
 // Session is the conversation this request is a turn of, numbered from 1
 // in the plan; 0 = not part of a session. A router may use it for
 // affinity.
-func (r *Request) Session() int32 {
-	if r.turn == nil {
-		return 0
-	}
-	return r.turn.session
-}
+func (r *Request) Session() int32 { return r.fields().session }
 
 // Turn is the request's 1-based turn within its session (0 outside
 // sessions).
-func (r *Request) Turn() int32 {
-	if r.turn == nil {
-		return 0
-	}
-	return r.turn.turn
-}
+func (r *Request) Turn() int32 { return r.fields().turn }
 
 // ReusedTokens is how much of its prompt + output a later request's
 // prompt repeats, tokens.
-func (r *Request) ReusedTokens() int32 {
-	if r.turn == nil {
-		return 0
-	}
-	return r.turn.reusedTokens
-}
+func (r *Request) ReusedTokens() int32 { return r.fields().reusedTokens }
 
 // Segments, when set, is the prompt's content as streams
 // (engine.Request.Segments): a session turn's prompt is the session's
 // earlier messages and replies (OutputKey of the earlier turns) plus its
 // new message. Nil outside conversations.
-func (r *Request) Segments() []engine.Segment {
-	if r.turn == nil {
-		return nil
-	}
-	return r.turn.segments
-}
+func (r *Request) Segments() []engine.Segment { return r.fields().segments }
 
 // OutputKey names this request's generated tokens (0 = unique to it).
-func (r *Request) OutputKey() uint64 {
-	if r.turn == nil {
-		return 0
-	}
-	return r.turn.outputKey
-}
+func (r *Request) OutputKey() uint64 { return r.fields().outputKey }
 
 // ThinkNs is how long after its predecessor finished a closed-loop
 // request is sent, ns (see ClosedLoop); 0 for others.
-func (r *Request) ThinkNs() int64 {
+func (r *Request) ThinkNs() int64 { return r.fields().thinkNs }
+
+// noTurn is the turn fields of a request that has none: all zero, never
+// written (turnOf gives a request fields of its own).
+var noTurn turnFields
+
+// fields is r's turn fields, noTurn when it has none.
+func (r *Request) fields() *turnFields {
 	if r.turn == nil {
-		return 0
+		return &noTurn
 	}
-	return r.turn.thinkNs
+	return r.turn
 }
 
 // turnOf is r's turn fields, new ones when it has none yet (building a
