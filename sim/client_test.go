@@ -8,30 +8,28 @@ import (
 
 // TestDeadlinesRing: the client's deadlines ring keeps send order through
 // wrapping and growing (the ring full while its head is past its start),
-// and each expiry queues the next deadline at its request's send time
-// (Sim.out) plus the timeout.
+// and each expiry queues the next deadline at the time its entry carries.
 func TestDeadlinesRing(t *testing.T) {
 	const n, timeoutNs = 100, 1000
-	s := &Sim{out: make([]RequestRecord, n)}
+	s := &Sim{}
 	s.client.cfg.TimeoutNs = timeoutNs
 	s.client.n = 3 // a small plan: the ring starts at 16 entries
 	recs := make([]record, n)
 	next, popped := 0, 0
 	add := func(k int) {
 		for ; k > 0; k-- {
-			s.out[next].SendNs = int64(10 * next)
 			recs[next].gen = uint32(next)
 			if s.client.deadN == len(s.client.deadlines) { // (as send)
 				s.client.growDeadlines()
 			}
-			s.client.putDeadline(timeout{&recs[next], uint32(next), int32(next)})
+			s.client.putDeadline(timeout{r: &recs[next], at: int64(10*next + timeoutNs), gen: uint32(next)})
 			next++
 		}
 	}
 	pop := func(k int) {
 		for ; k > 0; k-- {
 			d := s.client.deadlines[s.client.deadHead]
-			require.Equal(t, popped, int(d.id))
+			require.Equal(t, int64(10*popped+timeoutNs), d.at)
 			require.Same(t, &recs[popped], d.r)
 			require.Equal(t, uint32(popped), d.gen)
 			s.client.expired(s)

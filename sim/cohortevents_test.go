@@ -16,9 +16,8 @@ func TestPastEventsTie(t *testing.T) {
 	build := func(live bool) *Sim {
 		s := &Sim{scrapeAt: math.MaxInt64}
 		s.client.cfg.TimeoutNs = 50
-		s.out = []RequestRecord{{SendNs: 0}, {SendNs: 50}} // (the deadlines' send times)
-		s.client.deadlines = []timeout{{r: &record{recordHead: recordHead{done: true}}, id: 0},
-			{r: &record{recordHead: recordHead{done: !live}}, id: 1}, {}}
+		s.client.deadlines = []timeout{{r: &record{recordHead: recordHead{done: true}}, at: 50},
+			{r: &record{recordHead: recordHead{done: !live}}, at: 100}, {}}
 		s.client.deadN = 2
 		s.queue.push(50, deadlineDue{})
 		return s
@@ -71,9 +70,8 @@ func TestPastEventsTie(t *testing.T) {
 func TestPastEventsMarkTheStep(t *testing.T) {
 	s := &Sim{scrapeAt: math.MaxInt64}
 	s.client.cfg.TimeoutNs = 50
-	s.out = []RequestRecord{{SendNs: 0}, {SendNs: 50}}
-	s.client.deadlines = []timeout{{r: &record{recordHead: recordHead{done: true}}, id: 0},
-		{r: &record{recordHead: recordHead{done: true}}, id: 1}}
+	s.client.deadlines = []timeout{{r: &record{recordHead: recordHead{done: true}}, at: 50},
+		{r: &record{recordHead: recordHead{done: true}}, at: 100}}
 	s.client.deadN = 2
 	s.queue.push(100, kick{c: &Core{ID: 1}}) // at the step's end, queued before it began
 	s.queue.push(50, deadlineDue{})

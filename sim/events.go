@@ -127,14 +127,15 @@ type (
 	turnDue     struct{ at int64 } // the earliest closed-loop send (pending.go)
 	engineAdmit struct{ r *record }
 	stepEnd     struct{ c *Core }
-	// timeout is a deadline the client keeps (client.deadlines): it gives
-	// up on r if it still serves request id (plan ID), the one it served
-	// when sent (gen). The send time is id's record's (Sim.out), so an
-	// entry takes 16 bytes, not 24. Not an event itself: see deadlineDue.
+	// timeout is a deadline the client keeps (client.deadlines): at at,
+	// ns, it gives up on r if r still serves the request it served when
+	// sent (gen). The entry carries its time: reading it from the
+	// request's RequestRecord (Sim.out, sent TimeoutNs before) was an LL
+	// miss a request. Not an event itself: see deadlineDue.
 	timeout struct {
 		r   *record
+		at  int64
 		gen uint32
-		id  int32
 	}
 	// deadlineDue: the client's earliest deadline (deadlines[deadHead])
 	// is due. Only that one is ever queued, so the event carries nothing:

@@ -19,8 +19,12 @@ type Sim struct {
 	disagg *disagg
 	host   predictor.HostModel
 	// out holds every planned request's RequestRecord, indexed by ID: the
-	// run's result. Records in flight point into it.
-	out []RequestRecord
+	// run's result. Records in flight point into it. newRecord writes a
+	// request's entry when the client plans to send it (outMade marks
+	// it); Run writes those of requests never sent at the end
+	// (fillUnsent).
+	out     []RequestRecord
+	outMade bitset
 	// slab hands out new records in chunks (one allocation per
 	// recordChunk); free holds records of completed requests for reuse,
 	// retired those completed during the current event (reused after it,
@@ -114,13 +118,7 @@ func New(plan *workload.Plan, cores []*Core, router Router, host predictor.HostM
 	s.pools = []*pool{{cores: cores, router: router, apis: make([]apiServer, len(cores))}}
 	s.client = client{cfg: c, plan: plan, turns: pending{armedAt: -1}}
 	s.out = make([]RequestRecord, plan.NumRequests())
-	for _, st := range plan.Stages {
-		for i := range st.Requests {
-			p := &st.Requests[i]
-			s.out[p.ID] = RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session(), Turn: p.Turn(), FirstTokenNs: -1, FinishNs: -1,
-				PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1, Priority: int64(p.Priority), Class: p.Class}
-		}
-	}
+	s.outMade = newBitset(len(s.out))
 	s.observe(opt.Observer)
 	if !opt.StepByStep && opt.Observer == nil {
 		for _, c := range cores {
@@ -155,6 +153,9 @@ func (s *Sim) Run() *Result {
 	}
 	for _, c := range s.cores {
 		c.Sched.Dissolve() // a run stopped early: write the members' counts
+	}
+	if s.outMade.n < len(s.out) {
+		s.fillUnsent()
 	}
 	if s.progress != nil && s.finished%1000 != 0 {
 		s.progress(s.finished, s.client.total())
@@ -347,7 +348,7 @@ func (s *Sim) newRecord(p *workload.Request) *record {
 		r.phase = phasePrefill
 		r.req.MaxTokens, r.req.HoldKV = 1, true
 	}
-	r.out = &s.out[p.ID]
+	r.out = s.newOut(p)
 	return r
 }
 
