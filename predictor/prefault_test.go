@@ -13,7 +13,7 @@ import (
 // else: stored slots keep their values (here every slot starts at 7, so
 // the writes show).
 func TestNoteStoreWritesUntouchedPages(t *testing.T) {
-	s := new([1 << stepMemoBits]stepSlot)[:] // 288 KiB: page-aligned
+	s := new([1 << stepMemoBits]stepSlot)[:] // 256 KiB: page-aligned
 	for i := range s {
 		s[i].lo = 7
 	}
@@ -23,7 +23,7 @@ func TestNoteStoreWritesUntouchedPages(t *testing.T) {
 	var g pager
 	stored := map[int]bool{}
 	for k := 0; k < pagerStores; k++ {
-		i := (k * 97) % 1500 // pages 0–26 only
+		i := (k * 97) % 1500 // pages 0–23 only
 		s[i].lo = int64(1000 + i)
 		stored[i] = true
 		noteStore(&g, s, i)
@@ -52,5 +52,5 @@ func TestNoteStoreWritesUntouchedPages(t *testing.T) {
 		}
 	}
 	require.Equal(t, int(page(len(s)-1))+1-len(touched), written)
-	require.Greater(t, written, 40)
+	require.Greater(t, written, 35) // 40 of the 64 pages
 }

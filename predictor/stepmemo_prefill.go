@@ -20,16 +20,25 @@ import "math"
 // same lookups counted in Coverage. MLA models are not kept (their
 // per-chunk projections are priced by a GEMM lookup each time).
 
-// prefillSlot is a prefill memo entry: the step's key (attn 0 without
-// decodes), its chunk (of at least one new token, so that an empty slot
-// matches none) and its price.
+// prefillSlot is a prefill memo entry: the step's key (stepKey's words a,
+// b and attn; attn 0 without decodes), its chunk's new tokens (at least
+// one, so that an empty slot matches none; below 2^31, prefillKeyOf) and
+// prefix tokens, and its price. 64 bytes, a cache line of the
+// page-aligned table (as stepSlot: with a stepKey and a Chunk, 72).
 type prefillSlot struct {
-	key   stepKey
-	chunk Chunk
-	val   StepTime
+	a, b      uint64
+	attn      int32
+	newTokens int32
+	prefix    int64
+	val       StepTime
 }
 
-// prefillMemoBits sizes the prefill memo (2,048 slots of 72 bytes, 144
+// holds reports whether the slot's key and chunk are k and c.
+func (s *prefillSlot) holds(k *stepKey, c *Chunk) bool {
+	return s.a == k.a && s.b == k.b && s.attn == k.attn && int(s.newTokens) == c.NewTokens && int(s.prefix) == c.PrefixTokens
+}
+
+// prefillMemoBits sizes the prefill memo (2,048 slots of 64 bytes, 128
 // KiB a predictor).
 const prefillMemoBits = 11
 
@@ -47,12 +56,12 @@ func (p *Predictor) prefillPriced(b *Batch, async bool) StepTime {
 	c := &b.Prefills[0]
 	i := prefillSlotOf(&key, c)
 	slot := &p.prefillMemo[i]
-	if slot.key == key && slot.chunk == *c {
+	if slot.holds(&key, c) {
 		return slot.val
 	}
 	st := p.step(b, async)
 	if p.remembered(b, int(key.a&0xffff)) && p.chunkRemembered(*c) {
-		*slot = prefillSlot{key: key, chunk: *c, val: st}
+		*slot = prefillSlot{a: key.a, b: key.b, attn: key.attn, newTokens: int32(c.NewTokens), prefix: int64(c.PrefixTokens), val: st}
 		if p.prefillPager.n < pagerStores {
 			noteStore(&p.prefillPager, p.prefillMemo[:], int(i))
 		}
@@ -61,11 +70,11 @@ func (p *Predictor) prefillPriced(b *Batch, async bool) StepTime {
 }
 
 // prefillKeyOf is b's prefill memo key beside its chunk (b.Prefills[0]);
-// false when b is not kept (not one chunk, an MLA model, or counts past
-// the key's fields).
+// false when b is not kept (not one chunk of 1 to 2^31 − 1 new tokens, an
+// MLA model, or counts past the key's fields).
 func (p *Predictor) prefillKeyOf(b *Batch, async bool) (stepKey, bool) {
 	t, n := max(b.PaddedTokens, b.NumTokens), b.NumDecodes
-	if len(b.Prefills) != 1 || b.Prefills[0].NewTokens <= 0 || p.mla || n < 0 ||
+	if len(b.Prefills) != 1 || uint(b.Prefills[0].NewTokens-1) >= 1<<31-1 || p.mla || n < 0 ||
 		uint(t|b.NumTokens|b.NumRequests|b.NumSampled|n) >= 1<<16 || uint(b.NumRunning) >= 1<<30 {
 		return stepKey{}, false
 	}

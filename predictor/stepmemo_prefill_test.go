@@ -46,7 +46,7 @@ func TestPrefillMemoChangesNothing(t *testing.T) {
 			b.PaddedTokens, b.Graph = b.NumTokens+rng.IntN(2)*8, rng.IntN(3) > 0
 			async := rng.IntN(4) > 0
 			if k, ok := memo.prefillKeyOf(&b, async); ok && memo.prefillMemo != nil {
-				if s := &memo.prefillMemo[prefillSlotOf(&k, &b.Prefills[0])]; s.key == k && s.chunk == b.Prefills[0] {
+				if s := &memo.prefillMemo[prefillSlotOf(&k, &b.Prefills[0])]; s.holds(&k, &b.Prefills[0]) {
 					hits++
 				}
 			}

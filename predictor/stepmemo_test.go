@@ -35,7 +35,7 @@ func TestStepMemoChangesNothing(t *testing.T) {
 				b.PaddedTokens, b.Graph = b.NumTokens, false
 			}
 			async := rng.IntN(4) > 0
-			if k, ok := memo.stepKeyOf(&b, async); ok && memo.stepMemo != nil && memo.stepMemo[k.slot()].key == k {
+			if k, ok := memo.stepKeyOf(&b, async); ok && memo.stepMemo != nil && memo.stepMemo[k.slot()].key() == k {
 				hits++
 			}
 			if i%3 == 0 { // StepRange: the price holds at every sum of its range
@@ -121,7 +121,7 @@ func TestStepRangeNextIsStepRange(t *testing.T) {
 				b := Batch{NumTokens: n, PaddedTokens: pad, Graph: pad < 512, NumDecodes: n,
 					DecodeCtxSum: ctx, NumSampled: n, NumRequests: n, NumRunning: running}
 				if hint.ok {
-					if k, ok := next.stepKeyOf(&b, async); ok && next.stepMemo[(hint.i+1)&(1<<stepMemoBits-1)].key == k {
+					if k, ok := next.stepKeyOf(&b, async); ok && next.stepMemo[(hint.i+1)&(1<<stepMemoBits-1)].key() == k {
 						fast++
 					}
 				}
@@ -177,7 +177,7 @@ func stepRangeNextCollides(t *testing.T, cfg Config) {
 				continue
 			}
 			k, _ := kp.stepKeyOf(&o, true)
-			if p.StepRange(&o, true); p.stepMemo[k.slot()].key == k {
+			if p.StepRange(&o, true); p.stepMemo[k.slot()].key() == k {
 				break // (kept: every part of its price memoized)
 			}
 		}

@@ -101,6 +101,7 @@ func (c *client) admit(s *Sim, r *record) {
 
 func (c *client) send(s *Sim, r *record) {
 	c.inflight++
+	r.out = s.newOut(r.plan)
 	r.out.SendNs = s.now
 	s.peak.send(r)
 	if s.maxModelLen > 0 && int(r.plan.PromptTokens)+int(r.plan.OutputTokens) > s.maxModelLen {

@@ -67,7 +67,7 @@ func (r *RequestRecord) TPOTNs() float64 {
 
 // record is a request in flight: the plan entry, its engine state and
 // a pointer to what the client has seen (its entry of the run's
-// RequestRecords). Once a request completes, its record (with the engine
+// RequestRecords, from its send on: nil before). Once a request completes, its record (with the engine
 // request's block and hash buffers) serves the next request to be sent:
 // memory stays O(requests in flight). gen counts those reuses, so that an
 // event queued for an earlier request (a client timeout) can tell.
@@ -161,12 +161,12 @@ func outRecord(p *workload.Request) RequestRecord {
 }
 
 // newOut writes p's entry of the run's records (Sim.out) as it is before
-// the request is sent and returns it. Written here, when the client plans
-// to send the request, not for every request when the run starts: the
-// send writes the entry next, so its cache lines are fetched once, where
-// filling all of them up front (936 KB for the 9,000-request codegen
-// run) fetched every line twice and read the whole plan once more
-// (cachegrind, 1 MiB LL: ~25,000 of ~81,000 LL misses a run).
+// the request is sent and returns it: the client sends the request next
+// (client.send). Written then, not for every request when the run
+// starts, its cache lines are fetched once, where filling all of them
+// up front (936 KB for the 9,000-request codegen run) fetched every line
+// twice and read the whole plan once more (cachegrind, 1 MiB LL:
+// ~25,000 of ~81,000 LL misses a run).
 func (s *Sim) newOut(p *workload.Request) *RequestRecord {
 	o := &s.out[p.ID]
 	*o = outRecord(p)

@@ -19,10 +19,9 @@ type Sim struct {
 	disagg *disagg
 	host   predictor.HostModel
 	// out holds every planned request's RequestRecord, indexed by ID: the
-	// run's result. Records in flight point into it. newRecord writes a
-	// request's entry when the client plans to send it (outMade marks
-	// it); Run writes those of requests never sent at the end
-	// (fillUnsent).
+	// run's result. Records sent point into it. The client writes a
+	// request's entry when it sends it (newOut; outMade marks it); Run
+	// writes those of requests never sent at the end (fillUnsent).
 	out     []RequestRecord
 	outMade bitset
 	// slab hands out new records in chunks (one allocation per
@@ -348,7 +347,6 @@ func (s *Sim) newRecord(p *workload.Request) *record {
 		r.phase = phasePrefill
 		r.req.MaxTokens, r.req.HoldKV = 1, true
 	}
-	r.out = s.newOut(p)
 	return r
 }
 
