@@ -114,20 +114,20 @@ func TestReadReplayCommittedRun(t *testing.T) {
 func TestReplayPlan(t *testing.T) {
 	r, err := ReadReplay("testdata/replay_small")
 	require.NoError(t, err)
-	mk := func(id, stage int, at int64, key uint64) workload.Request {
-		return workload.Request{ID: int32(id), Stage: int32(stage), At: at, PromptTokens: 592, OutputTokens: 248, ContentKey: key, PrefixKey: 9, PrefixTokens: 100}
+	mk := func(id int, at int64, key uint64) workload.Request {
+		return workload.Request{ID: int32(id), At: at, PromptTokens: 592, OutputTokens: 248, ContentKey: key, PrefixKey: 9, PrefixTokens: 100}
 	}
 	recipe := &workload.Plan{Stages: []workload.Stage{
-		{Requests: []workload.Request{mk(0, 0, 0, 11), mk(1, 0, 7e8, 12)}, IntervalNs: 1e9},
-		{Requests: []workload.Request{mk(2, 1, 0, 13), mk(3, 1, 3e8, 14)}, IntervalNs: 1e9},
+		{Requests: []workload.Request{mk(0, 0, 11), mk(1, 7e8, 12)}, IntervalNs: 1e9},
+		{Requests: []workload.Request{mk(2, 0, 13), mk(3, 3e8, 14)}, IntervalNs: 1e9},
 	}}
 	plan, info, err := ReplayPlan(recipe, r, 592, 250)
 	require.NoError(t, err)
 	want := [][]workload.Request{
-		{{ID: 0, Stage: 0, At: 0, PromptTokens: 590, OutputTokens: 250, ContentKey: 11, PrefixKey: 9, PrefixTokens: 100},
-			{ID: 1, Stage: 0, At: 1_250_000_000, PromptTokens: 601, OutputTokens: 250, ContentKey: 12, PrefixKey: 9, PrefixTokens: 100}},
-		{{ID: 2, Stage: 1, At: 0, PromptTokens: 592, OutputTokens: 250, ContentKey: 13, PrefixKey: 9, PrefixTokens: 100},
-			{ID: 3, Stage: 1, At: 0, PromptTokens: 585, OutputTokens: 250, ContentKey: 14, PrefixKey: 9, PrefixTokens: 100}},
+		{{ID: 0, At: 0, PromptTokens: 590, OutputTokens: 250, ContentKey: 11, PrefixKey: 9, PrefixTokens: 100},
+			{ID: 1, At: 1_250_000_000, PromptTokens: 601, OutputTokens: 250, ContentKey: 12, PrefixKey: 9, PrefixTokens: 100}},
+		{{ID: 2, At: 0, PromptTokens: 592, OutputTokens: 250, ContentKey: 13, PrefixKey: 9, PrefixTokens: 100},
+			{ID: 3, At: 0, PromptTokens: 585, OutputTokens: 250, ContentKey: 14, PrefixKey: 9, PrefixTokens: 100}},
 	}
 	require.Len(t, plan.Stages, 2)
 	for k := range want {

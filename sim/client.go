@@ -101,7 +101,7 @@ func (c *client) admit(s *Sim, r *record) {
 
 func (c *client) send(s *Sim, r *record) {
 	c.inflight++
-	r.out = s.newOut(r.plan)
+	r.out = s.newOut(r.plan, c.stage) // (a stage's requests are sent while it runs)
 	r.out.SendNs = s.now
 	s.peak.send(r)
 	if s.maxModelLen > 0 && int(r.plan.PromptTokens)+int(r.plan.OutputTokens) > s.maxModelLen {
@@ -178,7 +178,7 @@ func (c *client) expired(s *Sim) {
 // still ends its turn; the conversation goes on.
 func (c *client) done(s *Sim, r *record) {
 	if n := r.plan.Next; n > 0 {
-		p := &c.plan.Stages[r.plan.Stage].Requests[n]
+		p := &c.plan.Stages[c.stage].Requests[n] // (r's: the stage ends when its requests have)
 		next := s.newRecord(p)
 		next.req.InheritHashes(&r.req, int(r.plan.ReusedTokens()))
 		c.turns.add(s, r.out.FinishNs+p.ThinkNs(), next)

@@ -153,23 +153,23 @@ type StepRecord struct {
 	PrefixHits    int
 }
 
-// outRecord is the RequestRecord of planned request p before it is sent:
-// the plan's fields, every time -1 (nothing happened yet).
-func outRecord(p *workload.Request) RequestRecord {
-	return RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session(), Turn: p.Turn(), FirstTokenNs: -1, FinishNs: -1,
-		PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1, Priority: int64(p.Priority), Class: p.Class}
+// outRecord is the RequestRecord of planned request p of stage k before
+// it is sent: the plan's fields, every time -1 (nothing happened yet).
+func outRecord(p *workload.Request, k int) RequestRecord {
+	return RequestRecord{ID: p.ID, Stage: int32(k), Session: p.Session(), Turn: p.Turn(), FirstTokenNs: -1, FinishNs: -1,
+		PromptTokens: p.PromptTokens, SendNs: -1, TransferDoneNs: -1, Priority: int64(p.Priority), Class: int32(p.Class)}
 }
 
-// newOut writes p's entry of the run's records (Sim.out) as it is before
-// the request is sent and returns it: the client sends the request next
+// newOut writes the entry of p, a request of stage stage, in the run's
+// records (Sim.out) as it is before the request is sent and returns it: the client sends the request next
 // (client.send). Written then, not for every request when the run
 // starts, its cache lines are fetched once, where filling all of them
 // up front (936 KB for the 9,000-request codegen run) fetched every line
 // twice and read the whole plan once more (cachegrind, 1 MiB LL:
 // ~25,000 of ~81,000 LL misses a run).
-func (s *Sim) newOut(p *workload.Request) *RequestRecord {
+func (s *Sim) newOut(p *workload.Request, stage int) *RequestRecord {
 	o := &s.out[p.ID]
-	*o = outRecord(p)
+	*o = outRecord(p, stage)
 	s.outMade.set(int(p.ID))
 	return o
 }
@@ -180,10 +180,10 @@ func (s *Sim) newOut(p *workload.Request) *RequestRecord {
 //
 //go:noinline
 func (s *Sim) fillUnsent() {
-	for _, st := range s.client.plan.Stages {
+	for k, st := range s.client.plan.Stages {
 		for i := range st.Requests {
 			if p := &st.Requests[i]; !s.outMade.has(int(p.ID)) {
-				s.out[p.ID] = outRecord(p)
+				s.out[p.ID] = outRecord(p, k)
 			}
 		}
 	}

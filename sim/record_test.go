@@ -32,12 +32,12 @@ func TestUnsentRecords(t *testing.T) {
 		require.EqualError(t, res.Err, "stop")
 		require.Len(t, res.Requests, st.Plan.NumRequests())
 		sent, unsent, laterTurns, classes := 0, 0, 0, map[int32]bool{}
-		for _, stg := range st.Plan.Stages {
+		for k, stg := range st.Plan.Stages {
 			for i := range stg.Requests {
 				p := &stg.Requests[i]
 				r := res.Requests[p.ID]
-				require.Equal(t, RequestRecord{ID: p.ID, Stage: p.Stage, Session: p.Session(), Turn: p.Turn(),
-					PromptTokens: p.PromptTokens, Priority: int64(p.Priority), Class: p.Class},
+				require.Equal(t, RequestRecord{ID: p.ID, Stage: int32(k), Session: p.Session(), Turn: p.Turn(),
+					PromptTokens: p.PromptTokens, Priority: int64(p.Priority), Class: int32(p.Class)},
 					RequestRecord{ID: r.ID, Stage: r.Stage, Session: r.Session, Turn: r.Turn,
 						PromptTokens: r.PromptTokens, Priority: r.Priority, Class: r.Class}, name)
 				if r.SendNs >= 0 {

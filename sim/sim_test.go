@@ -107,7 +107,7 @@ func TestStagesDrainThenPause(t *testing.T) {
 	}
 	plan := &workload.Plan{Stages: []workload.Stage{
 		{Requests: []workload.Request{{ID: 0, PromptTokens: 16, OutputTokens: 3, ContentKey: 1}}, IntervalNs: workload.StageIntervalNs},
-		{Requests: []workload.Request{{ID: 1, Stage: 1, PromptTokens: 16, OutputTokens: 1, ContentKey: 2}}, IntervalNs: workload.StageIntervalNs},
+		{Requests: []workload.Request{{ID: 1, PromptTokens: 16, OutputTokens: 1, ContentKey: 2}}, IntervalNs: workload.StageIntervalNs},
 	}}
 	res := New(plan, []*Core{core}, LeastLoaded{}, predictor.HostModel{}, ClientConfig{}, Options{}).Run()
 	require.Len(t, res.Requests, 2)

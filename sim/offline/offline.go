@@ -98,7 +98,7 @@ func LatencyPlan(cfg LatencyConfig) *workload.Plan {
 		reqs := make([]workload.Request, cfg.BatchSize)
 		for i := range reqs {
 			reqs[i] = workload.Request{
-				ID: int32(id), Stage: int32(it), PromptTokens: int32(cfg.InputLen), OutputTokens: int32(cfg.OutputLen),
+				ID: int32(id), PromptTokens: int32(cfg.InputLen), OutputTokens: int32(cfg.OutputLen),
 				ContentKey: 0x6c61_7465_6e63_7900 ^ uint64(i+1)*0x9e37_79b9_7f4a_7c15, // row i's prompt, the same each iteration
 			}
 			id++

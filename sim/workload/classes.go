@@ -37,7 +37,7 @@ func mixClasses(prompts []Request, w *scenarios.Workload) {
 		}
 		cl := &w.Classes[c]
 		p := &prompts[i]
-		p.Class, p.Priority = int32(c), cl.Priority
+		p.Class, p.Priority = uint8(c), cl.Priority
 		if w.Dataset != "random" {
 			continue
 		}
@@ -91,7 +91,7 @@ func traceClasses(reqs []Request) (classes []Class, note string) {
 		classes[i] = Class{Name: "priority " + strconv.Itoa(p), Priority: p}
 	}
 	for i := range reqs {
-		reqs[i].Class = int32(index[reqs[i].Priority])
+		reqs[i].Class = uint8(index[reqs[i].Priority])
 	}
 	return classes, ""
 }

@@ -26,23 +26,24 @@ type Request struct {
 	// them as zero.
 	turn *turnFields
 	// Priority is the request's priority (vLLM's "priority" request field;
-	// lower is served first under --scheduling-policy priority), and Class
-	// its index in Plan.Classes (0 when the plan has none).
+	// lower is served first under --scheduling-policy priority).
 	Priority int
 	// Counts and indices are int32 (a plan of 10⁶ requests is held whole:
-	// 72 bytes a request, not 168 with int fields and the turn's fields
-	// in every request).
+	// 64 bytes a request, a cache line, not 168 with int fields and the
+	// turn's fields in every request). Its stage is the Plan.Stages entry
+	// that holds it (not a field: the client sends a stage's requests
+	// while that stage runs).
 	ID           int32
-	Stage        int32
 	PromptTokens int32
 	OutputTokens int32
 	PrefixTokens int32
-	Class        int32
 	// Next is the index, in the stage's Requests, of the closed-loop
 	// request this one triggers; 0 = none (a successor always comes after
-	// its predecessor, so index 0 never is one). A field: it fits in the
-	// padding the two flags below leave.
+	// its predecessor, so index 0 never is one).
 	Next int32
+	// Class is the request's index in Plan.Classes (0 when the plan has
+	// none; scenarios.MaxClasses bounds it).
+	Class uint8
 	// UniquePrompt: no other request repeats this prompt beyond its shared
 	// prefix (random dataset, trace rows).
 	UniquePrompt bool
@@ -342,7 +343,7 @@ func stagePlan(pool []Request, stages []scenarios.Stage, rng *rand.Rand) (*Plan,
 		for i := range reqs {
 			gap := math.Float64frombits(uint64(reqs[i].At))
 			r := pool[id%len(pool)]
-			r.ID, r.Stage, r.At = int32(id), int32(k), int64(t*1e9)
+			r.ID, r.At = int32(id), int64(t*1e9)
 			if r.ContentKey == 0 {
 				r.ContentKey, r.UniquePrompt = uniqueKey(id), true
 			}
