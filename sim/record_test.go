@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,21 +10,30 @@ import (
 	"frontier/scenarios"
 )
 
-// TestUnsentRecords: a run stopped early (here after 20 steps) still
-// returns a record for every planned request, with the plan's fields;
-// those never sent, closed-loop turns and open-loop requests alike, have
-// every time -1. Sim.newRecord writes a request's record when the client
-// plans to send it; Run writes the others (fillUnsent).
+// TestUnsentRecords: a run stopped early (after 20 or 1,000 steps) still
+// returns a record for every planned request, with the plan's fields and
+// its stage's index; those never sent (closed-loop turns, open-loop
+// requests, requests held by --max-concurrency, a later stage's) have
+// every time -1. client.send writes a request's record when it sends it;
+// Run writes the others (fillUnsent).
 func TestUnsentRecords(t *testing.T) {
-	for _, name := range []string{"llama-3.1-8b-h200-agent-sessions", "llama-3.1-8b-h200-priority-classes"} {
-		sc, err := scenarios.Load("../scenarios/examples/" + name + ".yaml")
+	for _, name := range []string{"examples/llama-3.1-8b-h200-agent-sessions", "examples/llama-3.1-8b-h200-priority-classes",
+		"gate/20260217-155451-llama-2-7b-tp1-codegen"} {
+		sc, err := scenarios.Load("../scenarios/" + name + ".yaml")
 		require.NoError(t, err)
 		st, err := Resolve(sc)
 		require.NoError(t, err)
+		codegen := strings.HasPrefix(name, "gate/")
+		if codegen {
+			st.Client.MaxConcurrency = 1 // its arrivals wait in the client: records made, not sent
+		}
 		var s *Sim
-		steps := 0
+		steps, stop := 0, 20
+		if codegen {
+			stop = 1000 // (20 s: a request takes ~2.5 s, one arrives every 0.2 s)
+		}
 		s, err = st.NewSim(Options{StepSink: func(StepRecord) {
-			if steps++; steps == 20 {
+			if steps++; steps == stop {
 				s.fail(errors.New("stop"))
 			}
 		}})
@@ -31,7 +41,7 @@ func TestUnsentRecords(t *testing.T) {
 		res := s.Run()
 		require.EqualError(t, res.Err, "stop")
 		require.Len(t, res.Requests, st.Plan.NumRequests())
-		sent, unsent, laterTurns, classes := 0, 0, 0, map[int32]bool{}
+		sent, unsent, laterTurns, classes, stages := 0, 0, 0, map[int32]bool{}, map[int32]bool{}
 		for k, stg := range st.Plan.Stages {
 			for i := range stg.Requests {
 				p := &stg.Requests[i]
@@ -49,14 +59,18 @@ func TestUnsentRecords(t *testing.T) {
 				if r.Turn > 1 {
 					laterTurns++
 				}
-				classes[r.Class] = true
+				classes[r.Class], stages[r.Stage] = true, true
 			}
 		}
 		require.Positive(t, sent, name)
 		require.Greater(t, unsent, sent, name)
-		if name == "llama-3.1-8b-h200-agent-sessions" {
+		switch {
+		case strings.HasSuffix(name, "agent-sessions"):
 			require.Positive(t, laterTurns, name)
-		} else {
+		case codegen:
+			require.Len(t, stages, 2, name)
+			require.Positive(t, len(s.client.blocked), name)
+		default:
 			require.Len(t, classes, 2, name)
 		}
 	}
