@@ -103,17 +103,30 @@ func (p *peakTokens) slice() []int64 {
 // end takes a finished request: a completed one's chunk times count (now,
 // or once origin is known); a failed one's do not.
 func (p *peakTokens) end(r *record, failed bool) {
+	if !p.final {
+		p.endEarly(r, failed)
+	} else if failed {
+		p.recycle(r)
+	} else {
+		p.add(r)
+	}
+}
+
+// endEarly is end before origin is known: a completed request waits in
+// pending, and origin is fixed once no earlier send can still complete.
+// (Out of line: once origin is known, nearly every end, it is not run.)
+//
+//go:noinline
+func (p *peakTokens) endEarly(r *record, failed bool) {
 	if failed {
 		p.recycle(r)
-	} else if p.final {
-		p.add(r)
 	} else {
 		if !p.hasCand || r.out.SendNs < p.cand {
 			p.cand, p.hasCand = r.out.SendNs, true
 		}
 		p.pending = append(p.pending, r)
 	}
-	if p.final || !p.hasCand {
+	if !p.hasCand {
 		return
 	}
 	for p.head < len(p.sent) && p.sent[p.head].done {
@@ -144,9 +157,19 @@ func (p *peakTokens) add(r *record) {
 	if r.runN > 0 {
 		p.bucket((r.runEnd-p.origin)/1e9-1, int32(r.runN))
 	}
+	if len(r.chunks) > 0 {
+		p.addTimes(r.chunks)
+	}
+	p.recycle(r)
+}
+
+// addTimes buckets a request's chunk times, kept when its first token
+// came before origin was known (few requests: out of line).
+//
+//go:noinline
+func (p *peakTokens) addTimes(ch []int64) {
 	// A request's chunk times ascend: count each second's run at once,
 	// working out the bucket only where a second ends.
-	ch := r.chunks
 	for i := 0; i < len(ch); {
 		b := (ch[i] - p.origin) / 1e9
 		end, k := p.origin+(b+1)*1e9, i+1
@@ -156,11 +179,23 @@ func (p *peakTokens) add(r *record) {
 		p.bucket(b, int32(k-i))
 		i = k
 	}
-	p.recycle(r)
 }
 
-// bucket counts n chunks in second b since origin.
+// bucket counts n chunks in second b since origin: in place when the
+// bucket exists (nearly always), else by bucketNew.
 func (p *peakTokens) bucket(b int64, n int32) {
+	if uint64(b) < uint64(len(p.buckets)) {
+		p.buckets[b] += n
+		return
+	}
+	p.bucketNew(b, n)
+}
+
+// bucketNew is bucket for a second past the buckets so far: the slice
+// grows to it, or a second from denseSeconds on goes in the map.
+//
+//go:noinline
+func (p *peakTokens) bucketNew(b int64, n int32) {
 	if b >= denseSeconds {
 		if p.sparse == nil {
 			p.sparse = map[int64]int32{}
