@@ -119,6 +119,11 @@ func (s *Sim) cohortTokens(c *Core, st *engine.Step, done []*engine.Request) []*
 // streamCycle streams the tokens of cohort cycle j's n members at s.now,
 // segment by segment (streamBulk) or, when they could reach a new peak
 // second or lie on too many lines, one by one (streamEach).
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Sim) streamCycle(c *Core, j, n int) {
 	sc := &c.stream
 	members := c.Sched.Cohort()[:n]
@@ -274,6 +279,11 @@ func (s *Sim) streamBulk(c *Core, members []*engine.Request, kept, j int, base i
 // streamJoiners streams the tokens of cycle j's members that joined for
 // it (ranks kept on) one by one, after the kept members' (the API server
 // already busy with theirs), appending their segments to segs.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Sim) streamJoiners(sc *stream, segs []seg, members []*engine.Request, kept, j int) []seg {
 	now, svc, delay := s.now, s.tokSvc, s.tokDelay
 	for k := kept; k < len(members); k++ {
@@ -346,6 +356,11 @@ func (sc *stream) remove(k int, svc int64) {
 // streamOne streams one token of r (not its first) at now, ns, as
 // Sim.tokens does: merged into its latest chunk while that is still
 // queued, else a new chunk.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Sim) streamOne(r *record, now, svc, delay int64) {
 	if svc > 0 && r.chunkAt-svc > now {
 		r.out.OutputTokens++

@@ -41,6 +41,11 @@ package sim
 // events queued during the step, as stepping one by one would have. The
 // caller's API server state must be as the events find it (its free time
 // written back), and it reads it again after.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Sim) pastEvents(c *Core, start, end, horizon int64) (int64, bool) {
 	mark := s.queue.seq // events queued after this were queued during the step
 	for horizon < end && horizon < s.scrapeAt && !c.admitted {

@@ -133,6 +133,11 @@ func (c *Core) cohortRun(s *Sim) {
 // tokens (in the line's form, as streamBulk would make of one segment,
 // else as cohortTokens: streamCycle) and sample; then it begins the next
 // step as launch would (begin), for launch to go on with.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (c *Core) endBefore(s *Sim) {
 	cur, sc := c.cur, &c.stream
 	n := cur.Cohort
@@ -374,8 +379,6 @@ loop:
 	s.kSteps += int64(k)
 	c.Steps += int64(k)
 	if c.admitted {
-		// The last step ended admitted a request: the schedule at its
-		// end is a full one (Schedule), as launch's would be.
 		c.admitted = false
 		ended := c.cur
 		if k > 1 {
@@ -417,6 +420,11 @@ type seams struct {
 // checks its wall time (Sim.checkStep): the price and the context sums
 // [lo, hi) over which it holds, lo = hi = 0 from a pricer that cannot
 // tell (every step is priced then).
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (c *Core) reprice(s *Sim, ctx int64, running int) (cost predictor.StepTime, lo, hi int64) {
 	c.batch.DecodeCtxSum, c.batch.NumRunning = ctx, running
 	// The concrete predictor first: comparing the type word is a few

@@ -154,6 +154,11 @@ func (c *Core) endsNext(s *Sim, end int64) bool {
 
 // begin schedules and prices the step starting at s.now; false when
 // there is nothing to run.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (c *Core) begin(s *Sim) bool {
 	if c.cur == nil {
 		c.cur, c.next = &engine.Step{}, &engine.Step{}
@@ -254,6 +259,11 @@ func (c *Core) stepRecord(st *engine.Step, start, end int64, stage int, dummy bo
 
 // complete applies a finished step: tokens to the client, then the
 // scheduler's update, then finished requests.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (c *Core) complete(s *Sim, st *engine.Step) {
 	c.done = s.tokens(c, st, c.done[:0])
 	if len(c.done) > 0 {

@@ -88,6 +88,10 @@ func (q *queue) next() int64 {
 	return t
 }
 
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (q *queue) pop() item {
 	if q.has && (len(q.h) == 0 || before(&q.hot, &q.h[0])) {
 		top := q.hot

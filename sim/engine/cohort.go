@@ -171,6 +171,11 @@ func (s *Scheduler) join(j int) {
 // filing nothing, for a request whose blocks reach further). With ahead
 // > 0, r's computed and output tokens are taken ahead more (as of a
 // later cycle's schedule: dueOne re-plans from the next).
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) plan(r *Request, j, ahead int) bool {
 	bs := s.cfg.BlockSize
 	tb := len(r.Blocks)*bs - r.NumComputed - ahead                  // cycle j+tb's token starts a block
@@ -292,6 +297,11 @@ func (s *Scheduler) Finishing(st *Step) []*Request {
 // finished, their blocks freed, and appended to done in running order,
 // as Sample and Finish would for each item. The caller drops them from
 // the running list (Compact) after the step's other items.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) SampleCohort(st *Step, done []*Request) []*Request {
 	if st.Cohort == 0 {
 		return done
@@ -327,6 +337,11 @@ func (s *Scheduler) SampleCohort(st *Step, done []*Request) []*Request {
 // step's items are written as scheduling each request would have left
 // them (the members' items first, in running order), and nothing is kept
 // back until a later schedule forms a new cohort.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) Dissolve() {
 	co := &s.co
 	if !co.on || (co.n == 0 && co.nsteps == 0) {

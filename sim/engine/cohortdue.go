@@ -46,6 +46,11 @@ func (co *cohort) phaseOf(j int) int {
 // slot again, a ring ahead). The counts of the ring's members are
 // written first (materialize) as of the schedule of cycle j; those of
 // the steady ones are not read.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) dueWork(j int, leave bool) {
 	co := &s.co
 	ph := co.phaseOf(j)
@@ -104,6 +109,11 @@ func (s *Scheduler) dueWork(j int, leave bool) {
 // they have steady members only (co.phase) or none: it returns the first
 // cycle it did not do (to, or one with members in the due ring, which
 // may be one a member it made unsteady was filed under).
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) steadyWork(j, to int) int {
 	co := &s.co
 	bs, p := s.cfg.BlockSize, s.Pool
@@ -158,6 +168,11 @@ func (co *cohort) unsteady(r *Request) {
 // dueOne is cycle j's work for member r taken from the due ring (see
 // dueWork). A member in the steady decode whose next block comes before
 // its last cycle becomes steady (co.entering).
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) dueOne(r *Request, j int, leave bool) {
 	co := &s.co
 	bs := s.cfg.BlockSize

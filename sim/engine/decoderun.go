@@ -114,6 +114,11 @@ func (s *Scheduler) ScheduleDecodes(next *Step, by int) {
 // allocate's fast path (its token starts a block, or a block is newly
 // full), without the general case's work: with c = len(r.Blocks) × bs
 // the token needs exactly one block. Anything else goes to allocate.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) allocDecode(r *Request, c int) bool {
 	bs := s.cfg.BlockSize
 	if held := len(r.Blocks) * bs; c+1 > held {

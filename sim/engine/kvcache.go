@@ -138,6 +138,11 @@ func (p *BlockPool) Usage() float64 {
 // growRing makes room for need more entries: the live entries, in
 // order, in a ring twice as long (or more) unless stale ones fill half
 // of it.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (p *BlockPool) growRing(need int) {
 	p.encode()
 	mask, live := uint32(len(p.ring)-1), 0
@@ -308,6 +313,11 @@ func (p *BlockPool) take1() int32 {
 
 // takeHead hands out the free queue's head block (one is free), evicting
 // its cached hash.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (p *BlockPool) takeHead() int32 {
 	// The head entry, skipping stale ones (−1: blocks taken out of the
 	// middle) without reading any block's state. With no free block
@@ -376,6 +386,11 @@ func (p *BlockPool) FreeTailFirst(blocks []int32) {
 // queue one after another (blocks[len(blocks)−run:], their entries the
 // queue's run entries from its tail before the call, tail first): a
 // chainRun's (freeBlocks), 0 when the ring had to grow.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (p *BlockPool) freeTailFirst(blocks []int32, allHashed bool) (run int) {
 	if p.lazy > 0 {
 		p.encode()

@@ -241,6 +241,11 @@ func (r *Request) blocksHint(bs int) int { return min((r.PromptTokens+r.MaxToken
 // blockHash returns the chained hash of full block i (tokens [i·bs, (i+1)·bs)).
 // A block inside one stream is that stream's block content; a block
 // spanning streams mixes in every stream and where it starts.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (r *Request) blockHash(i, bs int) uint64 {
 	if r.hashBS != bs { // first use, or inherited for another block size
 		if r.hashes == nil {

@@ -337,6 +337,11 @@ func (s *Scheduler) newTokens(r *Request, computed, budget int) int {
 // (vLLM advances num_computed_tokens at schedule time). A request whose
 // computed tokens catch up with its known tokens samples at the end of
 // the step (a placeholder until then).
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) emit(out *Step, r *Request, n int) {
 	decode := r.NumComputed >= r.PromptTokens && n == 1
 	computed := r.NumComputed
@@ -376,6 +381,11 @@ func (s *Scheduler) allocate(r *Request, computed, n int, hit []int32) bool {
 // allocateHit is allocate of hits whose first touched blocks are touched
 // already (computedBlocks): they left the free pool then, so the check
 // counts the rest only.
+//
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) allocateHit(r *Request, computed, n int, hit []int32, touched int) bool {
 	bs := s.cfg.BlockSize
 	total := computed + n
@@ -539,6 +549,10 @@ func (s *Scheduler) Finish(r *Request) {
 // Compact drops finished requests from the running list.
 func (s *Scheduler) Compact() { s.compactRunning() }
 
+// Out of line (issue 10): PGO would copy it into each hot caller,
+// more code than the instruction cache holds.
+//
+//go:noinline
 func (s *Scheduler) compactRunning() {
 	k, members := 0, s.co.n
 	for i, r := range s.running {
