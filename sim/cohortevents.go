@@ -68,7 +68,7 @@ func (s *Sim) pastEvents(c *Core, start, end, horizon int64) (int64, bool) {
 			}
 			s.queue.pop()
 			if len(s.retired) > 0 {
-				s.reuse() // (as Sim.Run after the event before)
+				s.reuseOut() // (as Sim.Run after the event before)
 			}
 			s.now = it.at
 			ev.handle(s)
@@ -94,6 +94,13 @@ func (s *Sim) pastEvents(c *Core, start, end, horizon int64) (int64, bool) {
 	it, ok := s.queue.peek()
 	return horizon, ok && it.at == end && it.seq > mark
 }
+
+// reuseOut is reuse out of line, for the k-step advance's callers, where
+// records rarely wait for it (issue 10: its inline copies took their
+// instruction-cache lines).
+//
+//go:noinline
+func (s *Sim) reuseOut() { s.reuse() }
 
 // peek returns the earliest queued event, false when none is.
 func (q *queue) peek() (item, bool) {

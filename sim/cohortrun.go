@@ -177,7 +177,7 @@ func (c *Core) endBefore(s *Sim) {
 // (a schedule after it may dissolve the cohort: unstream reads it).
 func (c *Core) endCycle(s *Sim, cur *engine.Step, n int, end int64, line bool, a, base, span int64) {
 	if len(s.retired) > 0 {
-		s.reuse()
+		s.reuseOut()
 	}
 	s.now = end
 	c.record(s, cur, c.stepStart, false)
@@ -365,7 +365,7 @@ loop:
 		return
 	}
 	if len(s.retired) > 0 {
-		s.reuse()
+		s.reuseOut()
 	}
 	s.now = max(s.now, start) // (after any event handled in the step begun)
 	if line {
@@ -379,17 +379,7 @@ loop:
 	s.kSteps += int64(k)
 	c.Steps += int64(k)
 	if c.admitted {
-		c.admitted = false
-		ended := c.cur
-		if k > 1 {
-			ended, c.cur = c.Sched.AdvanceCohort(k - 1)
-		} else {
-			c.cur = c.next
-		}
-		c.Sched.SampleCohort(ended, nil) // (nobody finishes: CohortSpan)
-		c.next = ended
-		c.Sched.Schedule(c.next)
-		c.hasNext = c.next.NumItems() > 0
+		c.bulkAdmitted(k)
 	} else {
 		c.cur, c.next = c.Sched.AdvanceCohort(k)
 		if c.next.Cohort < c.cur.Cohort {
@@ -401,6 +391,25 @@ loop:
 	c.stepStart = start
 	c.batch.DecodeCtxSum = c.cur.DecodeCtxSum
 	c.endBefore(s) // (after an admission, the step after it)
+}
+
+// bulkAdmitted is cohortBulk's end when the last of its k steps ended
+// admitted a request: the schedule at its end is a full one (Schedule),
+// as launch's would be. (Out of line: rare, issue 10.)
+//
+//go:noinline
+func (c *Core) bulkAdmitted(k int) {
+	c.admitted = false
+	ended := c.cur
+	if k > 1 {
+		ended, c.cur = c.Sched.AdvanceCohort(k - 1)
+	} else {
+		c.cur = c.next
+	}
+	c.Sched.SampleCohort(ended, nil) // (nobody finishes: CohortSpan)
+	c.next = ended
+	c.Sched.Schedule(c.next)
+	c.hasNext = c.next.NumItems() > 0
 }
 
 // seams counts the k-step advance's ways past what used to end it (the

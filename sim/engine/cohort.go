@@ -265,21 +265,39 @@ func (co *cohort) leave(r *Request) {
 	co.n--
 	v, h := co.lasts, co.lastsHead
 	if v[h] != r.coLast { // (never seen: the least leaves first)
-		k := h + slices.Index(v[h:], r.coLast)
-		v[h], v[k] = v[k], v[h] // r's to the head, the rest sorted again
-		slices.Sort(v[h+1:])
+		lastToHead(v[h:], r.coLast)
 	}
 	switch h++; {
 	case h == len(v):
 		co.lasts, co.lastsHead = v[:0], 0
 	case h > 64 && h > len(v)/2:
-		co.lasts, co.lastsHead = v[:copy(v, v[h:])], 0
+		co.compactLasts(h)
 	default:
 		co.lastsHead = h
 	}
 	if r.coLast >= co.cycle {
 		co.deactivate(r)
 	}
+}
+
+// lastToHead moves last's entry to the head of v, the rest sorted again
+// (leave's case never seen; out of line, issue 10: instruction-cache
+// misses).
+//
+//go:noinline
+func lastToHead(v []int, last int) {
+	k := slices.Index(v, last)
+	v[0], v[k] = v[k], v[0]
+	slices.Sort(v[1:])
+}
+
+// compactLasts drops co.lasts' first h entries (those left), copying the
+// rest down (out of line: once in many leaves).
+//
+//go:noinline
+func (co *cohort) compactLasts(h int) {
+	v := co.lasts
+	co.lasts, co.lastsHead = v[:copy(v, v[h:])], 0
 }
 
 // Finishing returns the members whose last token the sample of step st

@@ -34,8 +34,14 @@ func (co *cohort) phaseOf(j int) int {
 	if co.phaseMask >= 0 {
 		return j & co.phaseMask
 	}
-	return j % len(co.phase)
+	return co.phaseMod(j)
 }
+
+// phaseMod is phaseOf for a block size not a power of two (out of line:
+// the division's code would sit in every hot caller; issue 10).
+//
+//go:noinline
+func (co *cohort) phaseMod(j int) int { return j % len(co.phase) }
 
 // dueWork does the schedule of cycle j's work for its due members: the
 // steady ones (co.phase) and those filed in the due ring, merged in
