@@ -3,10 +3,11 @@ package engine
 import "slices"
 
 // hashIndex maps a block hash to the block holding it: open addressing
-// with linear probing and backward-shift deletion (no tombstones), sized
-// once to at least twice the block count. Each block holds at most one
-// hash, so the table never holds more entries than blocks and never
-// grows. Keys are already well-mixed 64-bit hashes (0 marks an empty slot;
+// with linear probing and backward-shift deletion (no tombstones), at
+// most half full: it starts at indexStart slots (or twice the block
+// count, if less) and doubles when an insert would pass half, up to
+// twice the block count. Each block holds at most one hash, so the table
+// never holds more entries than blocks. Keys are already well-mixed 64-bit hashes (0 marks an empty slot;
 // ChainHash never returns 0). It replaces a Go map, whose probe chains
 // degraded under the constant insert/delete churn of eviction (28 % of a
 // DP-8 run's time in map probing). A slot keeps its key and block
@@ -15,7 +16,12 @@ type hashIndex struct {
 	slots []slot
 	mask  uint64
 	n     int
+	limit int // the most slots it grows to: 2 × blocks, a power of two
 }
+
+// indexStart is the slots an index starts with (192 KiB): the indexes of
+// pools up to 8,192 blocks (BenchmarkSimulateCodegen's 7,447) never grow.
+var indexStart = 16384 // (a var: grow_test.go starts indexes small)
 
 // slot is one entry: the key split in halves (so the slot packs into 12
 // bytes) and its block.
@@ -29,11 +35,12 @@ func (e *slot) key() uint64 { return uint64(e.hi)<<32 | uint64(e.lo) }
 func (e *slot) set(h uint64, b int32) { e.lo, e.hi, e.val = uint32(h), uint32(h>>32), b }
 
 func newHashIndex(blocks int) hashIndex {
-	size := 16
-	for size < 2*blocks {
-		size <<= 1
+	limit := 16
+	for limit < 2*blocks {
+		limit <<= 1
 	}
-	x := hashIndex{slots: make([]slot, size), mask: uint64(size - 1)}
+	size := min(limit, indexStart)
+	x := hashIndex{slots: make([]slot, size), mask: uint64(size - 1), limit: limit}
 	// One zero word a 4 KiB page: a fresh page first read (a lookup that
 	// finds its slot empty) maps the shared zero page and the insert
 	// after faults again; written first, it faults once (the codegen
@@ -69,9 +76,32 @@ func (x *hashIndex) putIfAbsent(h uint64, b int32) int32 {
 		case h:
 			return x.slots[i].val
 		case 0:
+			if 2*(x.n+1) > len(x.slots) && len(x.slots) < x.limit {
+				x.grow()
+				return x.putIfAbsent(h, b)
+			}
 			x.slots[i].set(h, b)
 			x.n++
 			return b
+		}
+	}
+}
+
+// grow doubles the table, inserting its entries again (get, put and
+// delete answer as before: only where an entry sits changes).
+//
+//go:noinline
+func (x *hashIndex) grow() {
+	old := x.slots
+	x.slots = make([]slot, 2*len(old))
+	x.mask = uint64(len(x.slots) - 1)
+	for _, e := range old {
+		if h := e.key(); h != 0 {
+			i := h & x.mask
+			for x.slots[i].key() != 0 {
+				i = (i + 1) & x.mask
+			}
+			x.slots[i] = e
 		}
 	}
 }

@@ -127,7 +127,7 @@ func TestBlockPoolMatchesList(t *testing.T) {
 						mb[j] = pair[b]
 					}
 					from := len(reqs[r]) // blocks[from:] hold no hash and no other holder
-					for from > 0 && p.meta[reqs[r][from-1]].refCnt&refMask == 1 && p.hash[reqs[r][from-1]] == 0 {
+					for from > 0 && metaOf(p, reqs[r][from-1]).refCnt&refMask == 1 && hashOf(p, reqs[r][from-1]) == 0 {
 						from--
 					}
 					switch {
@@ -144,7 +144,7 @@ func TestBlockPoolMatchesList(t *testing.T) {
 				case op == 3 && len(reqs) > 0: // a held block fills: cached, maybe under a hash another holds
 					r := rng.IntN(len(reqs))
 					b := reqs[r][rng.IntN(len(reqs[r]))]
-					if p.hash[b] != 0 {
+					if hashOf(p, b) != 0 {
 						continue
 					}
 					h := nextHash
@@ -212,14 +212,14 @@ func TestBlockPoolMatchesList(t *testing.T) {
 				}
 				seen := map[int32]bool{}
 				for b := int32(1); b < int32(n); b++ {
-					if holders[b] != int(p.meta[b].refCnt&refMask) {
-						t.Fatalf("n %d op %d: block %d has %d references, %d holders", n, i, b, p.meta[b].refCnt&refMask, holders[b])
+					if holders[b] != int(metaOf(p, b).refCnt&refMask) {
+						t.Fatalf("n %d op %d: block %d has %d references, %d holders", n, i, b, metaOf(p, b).refCnt&refMask, holders[b])
 					}
 					if holders[b] > 0 && !lazy[b] {
 						mb := pair[b]
-						if seen[mb] || m.ref[mb] != holders[b] || m.hash[mb] != p.hash[b] {
+						if seen[mb] || m.ref[mb] != holders[b] || m.hash[mb] != hashOf(p, b) {
 							t.Fatalf("n %d op %d: block %d (hash %x) pairs with list block %d (paired twice %v, %d references, hash %x)",
-								n, i, b, p.hash[b], mb, seen[mb], m.ref[mb], m.hash[mb])
+								n, i, b, hashOf(p, b), mb, seen[mb], m.ref[mb], m.hash[mb])
 						}
 						seen[mb] = true
 					}
@@ -237,7 +237,7 @@ func TestBlockPoolMatchesList(t *testing.T) {
 				// the paired block; no hash the list dropped.
 				require.Equal(t, len(m.index), p.cached.n, "n %d op %d", n, i)
 				for h, mb := range m.index {
-					if b := p.Lookup(h); b < 0 || p.hash[b] != h || pair[b] != mb {
+					if b := p.Lookup(h); b < 0 || hashOf(p, b) != h || pair[b] != mb {
 						t.Fatalf("n %d op %d: hash %x: pool block %d, list block %d", n, i, h, b, mb)
 					}
 				}
@@ -263,13 +263,13 @@ func freeHashes(m *listPool) []uint64 {
 func poolFreeHashes(p *BlockPool) []uint64 {
 	out := []uint64{}
 	for b := p.fresh; b < int32(p.numBlocks); b++ {
-		out = append(out, p.hash[b])
+		out = append(out, hashOf(p, b))
 	}
 	for seq := p.qhead; seq != p.qtail; seq++ {
 		if b := p.ring[seq&uint32(len(p.ring)-1)]; b >= 0 {
-			out = append(out, p.hash[b])
+			out = append(out, hashOf(p, b))
 		} else if b < -1 {
-			out = append(out, p.hash[^b]) // a lazy entry's: 0
+			out = append(out, hashOf(p, ^b)) // a lazy entry's: 0
 		}
 	}
 	return out

@@ -34,9 +34,9 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	}
 	free := 0
 	for b := 1; b < n; b++ {
-		require.Equal(t, held[b]+lazy[b], int(p.meta[b].refCnt&refMask), "%s: block %d", where, b)
-		require.True(t, p.meta[b].refCnt&dupRef == 0 || p.hash[b] != 0, "%s: block %d marked a duplicate without a hash", where, b)
-		require.True(t, lazy[b] == 0 || held[b] == 0 && lazy[b] == 1 && p.hash[b] == 0, "%s: lazy block %d", where, b)
+		require.Equal(t, held[b]+lazy[b], int(metaOf(p, b).refCnt&refMask), "%s: block %d", where, b)
+		require.True(t, metaOf(p, b).refCnt&dupRef == 0 || hashOf(p, b) != 0, "%s: block %d marked a duplicate without a hash", where, b)
+		require.True(t, lazy[b] == 0 || held[b] == 0 && lazy[b] == 1 && hashOf(p, b) == 0, "%s: lazy block %d", where, b)
 		if held[b] == 0 {
 			free++
 		}
@@ -49,10 +49,10 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 		} else if b < -1 || p.qtail-seq <= p.lazy {
 			live++ // a lazy entry (checked above)
 		} else if b >= 0 {
-			m := p.meta[b]
+			m := metaOf(p, b)
 			require.True(t, m.refCnt&refMask == 0 && m.pos == seq, "%s: entry %d of block %d is live", where, seq, b)
 			live++
-			if p.hash[b] != 0 {
+			if hashOf(p, b) != 0 {
 				hashed++
 			}
 		}
@@ -62,8 +62,8 @@ func requirePoolHolds(t *testing.T, p *BlockPool, holders []*Request, where stri
 	requireStaleCount(t, p)
 	for _, s := range p.cached.slots {
 		if h := s.key(); h != 0 {
-			require.Equal(t, h, p.hash[s.val], "%s: index names block %d for %x", where, s.val, h)
-			require.Zero(t, p.meta[s.val].refCnt&dupRef, "%s: index names block %d, marked a duplicate", where, s.val)
+			require.Equal(t, h, hashOf(p, s.val), "%s: index names block %d for %x", where, s.val, h)
+			require.Zero(t, metaOf(p, s.val).refCnt&dupRef, "%s: index names block %d, marked a duplicate", where, s.val)
 		}
 	}
 }

@@ -120,11 +120,11 @@ func requireStaleCount(t *testing.T, p *BlockPool) {
 			} else {
 				require.True(t, p.stale == 0 && p.freeHashed == 0, "plain lazy entry %d of block %d", seq, b)
 			}
-			m := p.meta[lb]
-			require.True(t, m.refCnt&refMask == 1 && p.hash[lb] == 0, "lazy entry %d of block %d", seq, lb)
+			m := metaOf(p, lb)
+			require.True(t, m.refCnt&refMask == 1 && hashOf(p, lb) == 0, "lazy entry %d of block %d", seq, lb)
 			continue
 		}
-		m := p.meta[b]
+		m := metaOf(p, b)
 		require.True(t, m.refCnt&refMask == 0 && m.pos == seq, "entry %d of block %d is live", seq, b)
 	}
 	require.Equal(t, stale, p.stale)
