@@ -40,9 +40,13 @@ type cohort struct {
 	// when the cohort ends, before the steps' items are written.
 	dissolving func(members []*Request)
 	n          int // members: running[:n]
-	active     int // members scheduled in the latest cycle
-	cycle      int // the latest cycle scheduled
-	sampled    int // the latest cycle sampled
+	// base is what a member's coIdx exceeds its index in the running
+	// list by: finished members leaving from the front of the list
+	// (compactRunning) move it, not the others' coIdx.
+	base    int
+	active  int // members scheduled in the latest cycle
+	cycle   int // the latest cycle scheduled
+	sampled int // the latest cycle sampled
 	// sumBase is Σ (NumComputed − coSched) over the active members: the
 	// cycle-k decode context sum is sumBase + active × k.
 	sumBase int
@@ -105,7 +109,12 @@ func (s *Scheduler) Cohort() []*Request { return s.running[:s.co.n] }
 func (st *Step) CohortCycle() int { return st.cycle }
 
 // CohortIndex is member r's index in Cohort().
-func (r *Request) CohortIndex() int { return r.coIdx }
+func (r *Request) CohortIndex() int {
+	if r.coBase == nil {
+		return r.coIdx
+	}
+	return r.coIdx - *r.coBase
+}
 
 // NumItems is the step's scheduled requests: the cohort's implicit items
 // and Items.
@@ -146,7 +155,8 @@ func (s *Scheduler) join(j int) {
 		if last < j || (co.canJoin != nil && !co.canJoin(r)) {
 			return
 		}
-		r.coFirst, r.coLast, r.coSched, r.coSampled, r.coIdx = j, last, j-1, j-1, co.n
+		r.coFirst, r.coLast, r.coSched, r.coSampled, r.coIdx = j, last, j-1, j-1, co.base+co.n
+		r.coBase = &co.base
 		if !s.plan(r, j, 0) {
 			return
 		}

@@ -65,6 +65,14 @@ func cohortCase(t *testing.T, seed uint64) int {
 			require.Equal(t, eager.Pool.NumFree(), lazy.Pool.NumFree(), "%s cycle %d", name, cycle)
 			require.Equal(t, eager.Pool.Evictions, lazy.Pool.Evictions, "%s cycle %d", name, cycle)
 		}
+		// Each member's CohortIndex is its place in the running list,
+		// whichever way the list was compacted (compactRunning: the
+		// cohort's base moved, or every coIdx written).
+		for i, r := range lazy.Cohort() {
+			if r.CohortIndex() != i {
+				require.Equal(t, i, r.CohortIndex(), "%s cycle %d: member %d", name, cycle, r.ID)
+			}
+		}
 	}
 	schedule := func(cycle int) (*Step, *Step) {
 		a, b := newStep()

@@ -134,6 +134,11 @@ type Request struct {
 
 	hashes []uint64
 	hashBS int // the block size hashes were computed for
+
+	// coBase is the cohort's base (cohort.base) since r joined one:
+	// r.coIdx − *coBase is its index in the running list while a member
+	// (CohortIndex). Last: read only for a finishing member.
+	coBase *int
 }
 
 // InheritHashes gives r the block hashes prev computed for its first

@@ -78,6 +78,9 @@ type Scheduler struct {
 	// hashMemoN hashes in all.
 	hashMemo  memoTable
 	hashMemoN int
+	// finished counts the requests Finish ended since the running list
+	// was last compacted (compactRunning).
+	finished int
 }
 
 // NewScheduler returns an empty scheduler over a fresh block pool.
