@@ -8,3 +8,10 @@ import "unsafe"
 //
 //go:noescape
 func Line(addr unsafe.Pointer)
+
+// Span is Line for every cache line of the n bytes from addr (a few
+// lines: one call, where a Line per line costs a call each). Any address
+// is allowed, as for Line; n = 0 hints nothing.
+//
+//go:noescape
+func Span(addr unsafe.Pointer, n uintptr)

@@ -18,3 +18,21 @@ func TestLineChangesNothing(t *testing.T) {
 	}
 	Line(nil)
 }
+
+// TestSpanChangesNothing: Span over a value, from an unaligned start and
+// across lines, at length 0 and from nil, leaves memory as it was and
+// does not fault.
+func TestSpanChangesNothing(t *testing.T) {
+	v := [40]int64{1, 2, 3}
+	want := v
+	for _, off := range []uintptr{0, 1, 7, 63, 100} {
+		for _, n := range []uintptr{0, 1, 64, 104, 200} {
+			Span(unsafe.Add(unsafe.Pointer(&v[0]), off), n)
+		}
+	}
+	Span(nil, 0)
+	Span(nil, 256)
+	if v != want {
+		t.Fatalf("prefetch changed memory: %v", v)
+	}
+}
