@@ -84,7 +84,11 @@ func (s *Scheduler) dueWork(j int, leave bool) {
 			panic("engine: cohort allocation beyond the free blocks counted") // a bug, not input
 		}
 		p.numFree--
-		r.Blocks = append(r.Blocks, p.take1())
+		b := p.takeLazy()
+		if b < 0 {
+			b = p.take1()
+		}
+		r.Blocks = append(r.Blocks, b)
 		r.numHashed++
 		if r.coLast >= j+bs {
 			steady[w] = r
@@ -131,7 +135,11 @@ func (s *Scheduler) steadyWork(j, to int) int {
 			p.numFree -= len(steady) // (take1 does not read it)
 			w := 0
 			for i, r := range steady {
-				r.Blocks = append(r.Blocks, p.take1())
+				b := p.takeLazy()
+				if b < 0 {
+					b = p.take1()
+				}
+				r.Blocks = append(r.Blocks, b)
 				r.numHashed++
 				if r.coLast >= j+bs {
 					if w < i {

@@ -130,7 +130,11 @@ func (s *Scheduler) allocDecode(r *Request, c int) bool {
 			return false
 		}
 		p.numFree--
-		r.Blocks = append(r.Blocks, p.take1())
+		b := p.takeLazy()
+		if b < 0 {
+			b = p.take1()
+		}
+		r.Blocks = append(r.Blocks, b)
 	}
 	// cacheFull's rule, kept inline: this is every decode's block path,
 	// where the call cost 1.8M of BenchmarkSimulateCodegen's 310M
