@@ -203,3 +203,16 @@ func requireSameRequests(t *testing.T, name string, a, b []*Request) {
 			"%s: request %d", name, x.ID)
 	}
 }
+
+// TestCacheHeldBlocksHoldOneReference runs random scheduling cases
+// (cohortCase: preemptions, prefix caching, chunked prefills, aborts,
+// the priority policy) with cacheHeld checking that every block it
+// indexes is held by exactly one request and marked no duplicate, the
+// state it writes without reading.
+func TestCacheHeldBlocksHoldOneReference(t *testing.T) {
+	checkCacheHeld = true
+	defer func() { checkCacheHeld = false }()
+	for seed := uint64(0); seed < 60; seed++ {
+		cohortCase(t, seed)
+	}
+}

@@ -147,7 +147,7 @@ func (s *Scheduler) allocDecode(r *Request, c int) bool {
 	t := min(c+1, r.NumTokens())
 	for j := r.numHashed; (j+1)*bs <= t; j++ {
 		if r.shareable(j, bs) {
-			s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+			s.Pool.cacheHeld(r.Blocks[j], r.blockHash(j, bs))
 		}
 		r.numHashed = j + 1
 	}

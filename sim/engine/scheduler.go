@@ -449,7 +449,7 @@ func (s *Scheduler) cacheFull(r *Request, full int) {
 	// 550 instructions a request on BenchmarkMillion).
 	bs := s.cfg.BlockSize
 	for j, end := r.numHashed, min(full, r.numShareable(bs)); j < end; j++ {
-		s.Pool.Cache(r.Blocks[j], r.blockHash(j, bs))
+		s.Pool.cacheHeld(r.Blocks[j], r.blockHash(j, bs))
 	}
 	r.numHashed = full
 }
