@@ -144,12 +144,14 @@ func PlanMemory(cfg Config, util float64, maxBatchedTokens, blockSize, maxModelL
 		total = cfg.Hardware.MemCapacityBytes
 	}
 	perTok := KVBytesPerTokenPerLayer(cfg)
-	weightsAll := WeightBytesPerRank(cfg) // heaviest stage + per-GPU buffers
+	stages := stageWeights(cfg)
+	weightsAll := weightBytesPerRank(cfg, stages) // heaviest stage + per-GPU buffers
+	heaviest := stages[heaviestStage(stages)]
 	var best MemoryPlan
 	for s, layers := range StageLayers(m.NumLayers, pp) {
 		p := MemoryPlan{TotalBytes: total}
 		p.BudgetBytes = int64(float64(total) * util)
-		p.WeightBytes = weightsAll - stageWeightBytes(cfg, argmaxStage(cfg)) + stageWeightBytes(cfg, s)
+		p.WeightBytes = weightsAll - heaviest + stages[s]
 		p.ActivationBytes = ActivationPeakBytes(cfg, maxBatchedTokens)
 		p.NonTorchBytes = NonTorchBytes + cfg.Hardware.NCCLMemBytes[cfg.TP]
 		p.KVBytes = p.BudgetBytes - p.WeightBytes - p.ActivationBytes - p.NonTorchBytes
@@ -183,17 +185,6 @@ func PlanMemory(cfg Config, util float64, maxBatchedTokens, blockSize, maxModelL
 		}
 	}
 	return best, nil
-}
-
-// argmaxStage is the stage whose weights WeightBytesPerRank counted.
-func argmaxStage(cfg Config) int {
-	best, at := int64(-1), 0
-	for s := 0; s < max(1, cfg.PP); s++ {
-		if b := stageWeightBytes(cfg, s); b > best {
-			best, at = b, s
-		}
-	}
-	return at
 }
 
 // MemoryError is a start-up refusal for lack of GPU memory (weights that

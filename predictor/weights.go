@@ -106,14 +106,14 @@ func formatOf(q *profiles.Quant, w profiles.Weight) profiles.WeightFormat {
 // 14.99 GiB, Llama-2-7b 12.55 GiB, Llama-3.3-70B-Instruct-FP8-dynamic TP2
 // 33.88 GiB per GPU.
 func WeightBytesPerRank(cfg Config) int64 {
+	return weightBytesPerRank(cfg, stageWeights(cfg))
+}
+
+// weightBytesPerRank is WeightBytesPerRank from the stages' weight bytes
+// (stageWeights).
+func weightBytesPerRank(cfg Config, stages []int64) int64 {
 	m := cfg.Model
-	pp := max(1, cfg.PP)
-	var best int64
-	for s := 0; s < pp; s++ {
-		if b := stageWeightBytes(cfg, s); b > best {
-			best = b
-		}
-	}
+	best := stages[heaviestStage(stages)]
 	// The rotary cache follows max_position_embeddings, which a config
 	// may set near 2^62 (profiles bounds the other sizes): counted in
 	// float64 and saturated at MaxWeightBytes, never wrapped.
@@ -128,12 +128,30 @@ func WeightBytesPerRank(cfg Config) int64 {
 // EiB), past any GPU, far inside int64 for the memory plan's sums.
 const MaxWeightBytes = int64(1) << 62
 
-// stageWeightBytes is the weight bytes one TP rank of stage s holds.
-func stageWeightBytes(cfg Config, s int) int64 {
+// heaviestStage is the first stage holding the most weight bytes.
+func heaviestStage(stages []int64) int {
+	at := 0
+	for s, b := range stages {
+		if b > stages[at] {
+			at = s
+		}
+	}
+	return at
+}
+
+// stageWeights is the weight bytes one TP rank of each pipeline stage
+// holds (max(1, PP) entries), in one pass over the model's weights: a
+// layer's weights on the stage holding the layer (StageLayers), the
+// embedding on the first stage (and the last when tied), the final norm
+// and LM head on the last, any other weight on every stage. The weights
+// list of a large MoE is long (DeepSeek-V2-Lite: 64 experts × 26 layers),
+// and building it per stage and per question was 6 % of a capacity
+// search's CPU.
+func stageWeights(cfg Config) []int64 {
 	m := cfg.Model
 	pp := max(1, cfg.PP)
 	tp := int64(max(1, cfg.TP))
-	lo, hi := stageRange(m.NumLayers, pp, s)
+	parts := StageLayers(m.NumLayers, pp)
 	moeGroup := tp * int64(max(1, cfg.DP))
 	q := m.Quant
 	var g int
@@ -150,15 +168,27 @@ func stageWeightBytes(cfg Config, s int) int64 {
 	} else {
 		ws = m.WeightShapes()
 	}
-	var total int64
+	total := make([]int64, pp)
 	for _, w := range ws {
+		// The stages holding w: [first, last], every one when all.
+		first, last := 0, pp-1
 		switch {
-		case w.Layer >= 0 && (w.Layer < lo || w.Layer >= hi):
-			continue
-		case w.Name == "model.embed_tokens" && s != 0 && !(m.TieWordEmbeddings && s == pp-1):
-			continue
-		case (w.Name == "lm_head" || w.Name == "model.norm") && s != pp-1:
-			continue
+		case w.Layer >= 0:
+			first = -1
+			for s, lo := 0, 0; s < pp; s++ {
+				if w.Layer >= lo && w.Layer < lo+parts[s] {
+					first, last = s, s
+					break
+				}
+				lo += parts[s]
+			}
+			if first < 0 {
+				continue
+			}
+		case w.Name == "model.embed_tokens":
+			last = 0
+		case w.Name == "lm_head" || w.Name == "model.norm":
+			first = pp - 1
 		}
 		f := formatOf(q, w)
 		out, in, count := w.Out, w.In, w.Count
@@ -182,7 +212,13 @@ func stageWeightBytes(cfg Config, s int) int64 {
 				out = ceilDiv(out, moeGroup)
 			}
 		}
-		total += count * formatBytes(f, out, in, g, zeros)
+		b := count * formatBytes(f, out, in, g, zeros)
+		for s := first; s <= last; s++ {
+			total[s] += b
+		}
+		if w.Name == "model.embed_tokens" && m.TieWordEmbeddings && pp > 1 {
+			total[pp-1] += b // tied: the last stage's LM head reads it
+		}
 	}
 	return total
 }

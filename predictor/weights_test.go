@@ -182,3 +182,21 @@ func TestKVCacheRefusalHugeLength(t *testing.T) {
 	assert.Contains(t, err.Error(), "max seq len (4611686018427387904), (2251799813685248.00 GiB KV cache is needed, which is larger than the available KV cache memory (100.00 GiB). Based on the available memory, the estimated maximum model length is 204800. ")
 	require.Error(t, KVCacheRefusal(100<<30, 8<<20, 16, math.MaxInt64), "no wrap at the largest int")
 }
+
+// Llama-3.1-8B's weights per pipeline stage, bf16 TP1, by hand: a layer
+// holds q, o 4096×4096, k, v 1024×4096, gate, up 14336×4096, down
+// 4096×14336 and two 4096 norms = 218,112,000 params; the embedding and
+// the LM head 128,256 × 4096 = 525,336,576 each; the final norm 4096.
+// PP2 (16 + 16 layers): the embedding on the first stage, the norm and
+// LM head on the last. Tied at PP4 (8 layers each), no LM head: the
+// embedding on the first and the last stage, none in between.
+func TestStageWeightsByHand(t *testing.T) {
+	c := quantConfig(t, "meta-llama/Llama-3.1-8B-Instruct", "h100-sxm", 1)
+	const layer, embed, norm = 218_112_000, 525_336_576, 4096
+	c.PP = 2
+	assert.Equal(t, []int64{2 * (16*layer + embed), 2 * (16*layer + embed + norm)}, stageWeights(c))
+	c.PP = 4
+	c.Model.TieWordEmbeddings = true
+	assert.Equal(t, []int64{2 * (8*layer + embed), 2 * 8 * layer, 2 * 8 * layer, 2 * (8*layer + norm + embed)}, stageWeights(c))
+	assert.Equal(t, int64(2*(8*layer+norm+embed)+131_072*128*2), WeightBytesPerRank(c), "the heaviest stage and the rotary cache")
+}
