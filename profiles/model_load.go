@@ -46,6 +46,19 @@ var embeddedModelIDs = []embeddedModel{
 // supportedArchitectures is what every "not supported" error offers instead.
 const supportedArchitectures = "supported: dense Llama/Mistral/Qwen-style GQA, Mixtral/Qwen-MoE/Llama-4 MoE, and DeepSeek-V2/V3 multi-head latent attention with shared experts"
 
+// EmbeddedModel reports whether LoadModel(idOrPath) reads an embedded
+// config (a known id or folder name), not a file: its spec is then the
+// same in every call of the process.
+func EmbeddedModel(idOrPath string) bool {
+	key := strings.ToLower(strings.TrimSpace(idOrPath))
+	for _, m := range embeddedModelIDs {
+		if key == m.folder || containsFold(m.ids, key) {
+			return true
+		}
+	}
+	return false
+}
+
 // LoadModel returns the spec of a known HuggingFace id (KnownModels, matched
 // case-insensitively, or the embedded folder name such as llama-2-7b-hf), else
 // of the config.json at idOrPath (a file, or a directory holding one).

@@ -99,7 +99,7 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		}
 	}
 	if sc.Deployment != nil {
-		d, err := st.resolveDeployment(sc, sc.Deployment, "deployment", hw.Name)
+		d, err := st.resolveDeploymentMemo(sc, sc.Deployment, "deployment", hw.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 			if p.pool.Hardware != "" {
 				h = p.pool.Hardware
 			}
-			d, err := st.resolveDeployment(sc, &p.pool.Deployment, "disaggregation."+p.name+".deployment", h)
+			d, err := st.resolveDeploymentMemo(sc, &p.pool.Deployment, "disaggregation."+p.name+".deployment", h)
 			if err != nil {
 				return nil, err
 			}
