@@ -283,7 +283,7 @@ func (p *Predictor) decodeAttnMs(n int, ctxSum int64) float64 {
 	key := [2]int32{int32(n), int32(math.Round(mean / 4))}
 	packed := uint64(uint32(key[0]))<<32 | uint64(uint32(key[1]))
 	if p.decodeHot == nil {
-		p.decodeHot = new([decodeHotSize]decodeSlot)
+		p.decodeHot = newDecodeHot()
 	}
 	i := (packed * 0x9e3779b97f4a7c15) >> (64 - decodeHotBits)
 	slot := &p.decodeHot[i]

@@ -122,7 +122,7 @@ func (p *Predictor) priced(b *Batch, async bool) (StepTime, *stepSlot) {
 		return p.prefillPriced(b, async), nil // stepmemo_prefill.go
 	}
 	if p.stepMemo == nil {
-		p.stepMemo = new([1 << stepMemoBits]stepSlot)
+		p.stepMemo = newStepMemo()
 	}
 	i := key.slot()
 	slot := &p.stepMemo[i]

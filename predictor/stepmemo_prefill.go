@@ -51,7 +51,7 @@ func (p *Predictor) prefillPriced(b *Batch, async bool) StepTime {
 		return p.step(b, async)
 	}
 	if p.prefillMemo == nil {
-		p.prefillMemo = new([1 << prefillMemoBits]prefillSlot)
+		p.prefillMemo = newPrefillMemo()
 	}
 	c := &b.Prefills[0]
 	i := prefillSlotOf(&key, c)

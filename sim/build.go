@@ -560,6 +560,18 @@ func (st *Setup) Finish(s *Sim, res *Result) {
 	res.Notes = dedupe(res.Notes)
 }
 
+// Release hands the memo tables of s's predictors to the runs after it
+// (predictor.Predictor.Release): call it once s is run and Finish has
+// read their coverage, when nothing will price a step of s again (a
+// planning command's probe).
+func (st *Setup) Release(s *Sim) {
+	for _, c := range s.cores {
+		if p, ok := c.Pred.(*predictor.Predictor); ok {
+			p.Release()
+		}
+	}
+}
+
 func dedupe(xs []string) []string {
 	seen := map[string]bool{}
 	out := xs[:0]

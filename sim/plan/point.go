@@ -81,10 +81,12 @@ func Simulate(sc *scenarios.Scenario, opt RunOptions) *Outcome {
 	}
 	res := s.Run()
 	if res.Err != nil {
+		st.Release(s)
 		o.Refused = res.Err.Error()
 		return o
 	}
 	st.Finish(s, res)
+	st.Release(s) // s prices no more steps: its memo tables go to the next probe
 	o.Setup, o.Result = st, res
 	rate := float64(sc.Workload.Arrivals.RequestRate)
 	finite := len(sc.Workload.Arrivals.Stages) == 0 && sc.Workload.Dataset != "trace" && !math.IsInf(rate, 1)
