@@ -17,6 +17,30 @@ var (
 	decodeHots   = sync.Pool{New: func() any { return new([decodeHotSize]decodeSlot) }}
 )
 
+// floatMemos holds the by-count memo slices (dense layers, embedding and
+// norm, LM head, MLA decode: float64 by tokens, rows or decodes; 0 =
+// not priced) of released predictors, emptied: a slice grows by
+// appending zeros, so one taken from here reads as a fresh one whatever
+// its backing array held. ~0.2 MB of a DeepSeek-V2-Lite capacity probe.
+var floatMemos sync.Pool // *[]float64
+
+// takeFloats is an empty memo slice, with room from a released
+// predictor's when there is one (nil otherwise, as before).
+func takeFloats() []float64 {
+	if v, _ := floatMemos.Get().(*[]float64); v != nil {
+		return (*v)[:0]
+	}
+	return nil
+}
+
+// putFloats hands s's backing array to takeFloats.
+func putFloats(s []float64) {
+	if cap(s) > 0 {
+		s = s[:0]
+		floatMemos.Put(&s)
+	}
+}
+
 // newStepMemo is a zeroed step memo table.
 func newStepMemo() *[1 << stepMemoBits]stepSlot {
 	return stepMemos.Get().(*[1 << stepMemoBits]stepSlot)
@@ -32,11 +56,15 @@ func newDecodeHot() *[decodeHotSize]decodeSlot {
 	return decodeHots.Get().(*[decodeHotSize]decodeSlot)
 }
 
-// Release clears p's memo tables and hands them to the predictors built
-// after it. Call it when p will price no more steps (its run is over);
+// Release clears p's memo tables and slices and hands them to the
+// predictors built after it. Call it when p will price no more steps (its run is over);
 // were it to price again, it would start from empty tables of its own,
 // as a new predictor does.
 func (p *Predictor) Release() {
+	for _, s := range []*[]float64{&p.dense, &p.denseE, &p.ends, &p.head, &p.mlaDecode} {
+		putFloats(*s)
+		*s = nil
+	}
 	if t := p.stepMemo; t != nil {
 		p.stepMemo, p.stepPager = nil, pager{}
 		*t = [1 << stepMemoBits]stepSlot{}

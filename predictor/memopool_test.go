@@ -31,7 +31,8 @@ func memoBatches() []Batch {
 
 // A predictor built after another's Release prices as a fresh one does,
 // although the tables it takes held the other model's prices under the
-// same keys: Release hands them back cleared (keeping them fails this).
+// same keys, and its memo slices the other's backing arrays: Release
+// hands them back cleared (keeping either's entries fails this).
 func TestReleasedTablesStartEmpty(t *testing.T) {
 	cfgs := memoConfigs(t)
 	batches := memoBatches()

@@ -164,7 +164,8 @@ func withDefaults(cfg Config) (Config, error) {
 // shapes and empty memos, before the operator tables are attached.
 func newEmpty(cfg Config) *Predictor {
 	m := cfg.Model
-	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{}}
+	p := &Predictor{cfg: cfg, decode: map[[2]int32]float64{}, prefill: map[Chunk]float64{},
+		dense: takeFloats(), denseE: takeFloats(), ends: takeFloats(), head: takeFloats(), mlaDecode: takeFloats()}
 	if m.IsMoE() {
 		p.moeGroup = cfg.TP * cfg.DP
 	}
