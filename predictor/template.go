@@ -52,7 +52,7 @@ func (t *Template) New(cfg Config) (*Predictor, error) {
 		return New(cfg)
 	}
 	src := t.proto
-	p := newEmpty(cfg)
+	p := newEmptyLike(cfg, src)
 	p.gemms = make(map[string]*Gemm, len(src.gemms))
 	for d, sg := range src.gemms {
 		g := *sg

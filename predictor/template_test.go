@@ -106,3 +106,24 @@ func TestTemplateConcurrentLazyGrids(t *testing.T) {
 		assert.Equal(t, want, got[i], "goroutine %d", i)
 	}
 }
+
+// A template's predictor copies its prototype's layer kinds only for as
+// many pipeline stages: DeepSeek-V2-Lite's first layer is dense, so PP 2
+// prices another stage's mix than PP 1, and Llama-4-Scout's chunked
+// local attention layers count per stage.
+func TestTemplateKindsFollowPP(t *testing.T) {
+	for _, cfg := range []Config{llamaConfig(t, "deepseek-ai/DeepSeek-V2-Lite", "h200-sxm", 1), quantConfig(t, "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "h100-sxm", 2)} {
+		tm, err := NewTemplate(cfg)
+		require.NoError(t, err)
+		for _, pp := range []int{1, 2, 3} {
+			c := cfg
+			c.PP = pp
+			p, err := tm.New(c)
+			require.NoError(t, err)
+			fresh := mustNew(t, c)
+			require.Equal(t, fresh.kinds, p.kinds, "%s PP %d", cfg.Model.ID, pp)
+			require.Equal(t, fresh.layers, p.layers)
+			require.Equal(t, fresh.chunked, p.chunked)
+		}
+	}
+}
