@@ -74,6 +74,12 @@ type Setup struct {
 	Plan     *workload.Plan
 	Client   ClientConfig
 	Notes    []string // stated substitutions, printed once
+	// planTokens is the plan's prompt and output tokens summed over its
+	// requests, and planRequests their count: with each request's tokens
+	// rounded up to whole blocks, a bound on the KV blocks a run first
+	// hands out, which sizes the block pools' first allocation
+	// (engine.Config.ExpectBlocks).
+	planTokens, planRequests int64
 }
 
 // Resolve turns a validated scenario into a Setup, applying vLLM's
@@ -153,6 +159,12 @@ func Resolve(sc *scenarios.Scenario) (*Setup, error) {
 		return nil, err
 	}
 	st.Notes = append(st.Notes, st.Plan.Notes...)
+	for _, stage := range st.Plan.Stages {
+		for i := range stage.Requests {
+			st.planTokens += int64(stage.Requests[i].PromptTokens) + int64(stage.Requests[i].OutputTokens)
+		}
+		st.planRequests += int64(len(stage.Requests))
+	}
 	if err := st.checkSessions(); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (st *Setup) NewSim(opt Options) (*Sim, error) {
 			}
 			c := &Core{
 				ID: len(all), DPRank: i % d.DP, Pool: d.Pool,
-				Sched: engine.NewScheduler(d.Engine), Pred: pred, Pad: engine.NewPadTable(d.Capture),
+				Sched: engine.NewScheduler(st.engineConfig(d)), Pred: pred, Pad: engine.NewPadTable(d.Capture),
 				Async: d.Async, PP: d.PP, group: group,
 			}
 			if group != nil {
@@ -161,3 +161,14 @@ func (s *Sim) startDecode(r *record) {
 
 // String names the pool for messages.
 func (p *pool) String() string { return fmt.Sprintf("pool %q (%d cores)", p.name, len(p.cores)) }
+
+// engineConfig is d's engine configuration, its block pool's first
+// allocation sized to the plan (ExpectBlocks: every request's tokens in
+// whole blocks; unknown, 0, for a Setup not built by Resolve).
+func (st *Setup) engineConfig(d *Deployment) engine.Config {
+	cfg := d.Engine
+	if st.planRequests > 0 && cfg.BlockSize > 0 {
+		cfg.ExpectBlocks = int(min(st.planTokens/int64(cfg.BlockSize)+st.planRequests, int64(cfg.NumBlocks)))
+	}
+	return cfg
+}

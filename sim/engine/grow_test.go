@@ -34,7 +34,7 @@ func TestGrowingPoolsMatchTheModels(t *testing.T) {
 // half deleted, inserted again.
 func TestHashIndexGrowsToItsLimit(t *testing.T) {
 	smallStarts(t)
-	x := newHashIndex(5000)
+	x := newHashIndex(5000, 0)
 	require.Equal(t, 16, len(x.slots))
 	require.Equal(t, 16384, x.limit) // 2 × 5,000 rounded up to a power of two
 	ref := map[uint64]int32{}
@@ -106,4 +106,25 @@ func hashOf[B int | int32](p *BlockPool, b B) uint64 {
 		return p.hash[b]
 	}
 	return 0
+}
+
+// A pool told how many blocks a run hands out (Config.ExpectBlocks)
+// starts with state, ring and index for that many, at least minStart;
+// told nothing, for poolStart (bounded by the pool).
+func TestExpectBlocksSizesThePool(t *testing.T) {
+	p := NewScheduler(Config{NumBlocks: 55869, BlockSize: 16, EnablePrefixCaching: true, ExpectBlocks: 4100}).Pool
+	require.Equal(t, 4100, len(p.meta))
+	require.Equal(t, 4100, len(p.hash))
+	require.Equal(t, 16384, len(p.ring))         // ringStart: a power of two ≥ 2 × 4,100
+	require.Equal(t, 16384, len(p.cached.slots)) // the same for the index
+	require.Equal(t, 131072, p.cached.limit)     // 2 × 55,869 up to a power of two
+	p = NewScheduler(Config{NumBlocks: 55869, BlockSize: 16, ExpectBlocks: 10}).Pool
+	require.Equal(t, minStart, len(p.meta))
+	require.Equal(t, 512, len(p.cached.slots))
+	p = NewScheduler(Config{NumBlocks: 55869, BlockSize: 16}).Pool
+	require.Equal(t, poolStart, len(p.meta))
+	require.Equal(t, indexStart, len(p.cached.slots))
+	p = NewScheduler(Config{NumBlocks: 7447, BlockSize: 16, ExpectBlocks: 477000}).Pool
+	require.Equal(t, 7447, len(p.meta))
+	require.Equal(t, 16384, len(p.cached.slots))
 }

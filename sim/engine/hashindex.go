@@ -4,8 +4,9 @@ import "slices"
 
 // hashIndex maps a block hash to the block holding it: open addressing
 // with linear probing and backward-shift deletion (no tombstones), at
-// most half full: it starts at indexStart slots (or twice the block
-// count, if less) and doubles when an insert would pass half, up to
+// most half full: it starts with room for the entries a run is expected
+// to hold (newBlockPool), else at indexStart slots (or twice the block
+// count, if less), and doubles when an insert would pass half, up to
 // twice the block count. Each block holds at most one hash, so the table
 // never holds more entries than blocks. Keys are already well-mixed 64-bit hashes (0 marks an empty slot;
 // ChainHash never returns 0). It replaces a Go map, whose probe chains
@@ -34,12 +35,16 @@ func (e *slot) key() uint64 { return uint64(e.hi)<<32 | uint64(e.lo) }
 
 func (e *slot) set(h uint64, b int32) { e.lo, e.hi, e.val = uint32(h), uint32(h>>32), b }
 
-func newHashIndex(blocks int) hashIndex {
+func newHashIndex(blocks, expect int) hashIndex {
 	limit := 16
 	for limit < 2*blocks {
 		limit <<= 1
 	}
 	size := min(limit, indexStart)
+	if expect > 0 { // room for expect entries, at most half full
+		for size = 16; size < 2*expect && size < limit; size <<= 1 {
+		}
+	}
 	x := hashIndex{slots: make([]slot, size), mask: uint64(size - 1), limit: limit}
 	// One zero word a 4 KiB page: a fresh page first read (a lookup that
 	// finds its slot empty) maps the shared zero page and the insert

@@ -10,7 +10,7 @@ import (
 // The index agrees with a Go map under random insert/delete churn,
 // including deletions inside probe chains (small table, many collisions).
 func TestHashIndexMatchesMap(t *testing.T) {
-	x := newHashIndex(8) // 16 slots
+	x := newHashIndex(8, 0) // 16 slots
 	ref := map[uint64]int32{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	keys := make([]uint64, 12)

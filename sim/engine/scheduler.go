@@ -14,6 +14,11 @@ type Config struct {
 	EnablePrefixCaching       bool
 	// Policy is --scheduling-policy (nil = FCFS, vLLM's default).
 	Policy Policy
+	// ExpectBlocks is a hint, not a limit: about how many blocks a run
+	// first hands out (0 = unknown). The pool allocates its blocks'
+	// state, free-queue ring and prefix-cache index for that many at
+	// first (at least minStart) and grows them if the run needs more.
+	ExpectBlocks int
 }
 
 // Scheduled is one request's share of a step.
@@ -89,7 +94,7 @@ func NewScheduler(cfg Config) *Scheduler {
 	if p == nil {
 		p = FCFS
 	}
-	return &Scheduler{cfg: cfg, Pool: NewBlockPool(cfg.NumBlocks, cfg.BlockSize, cfg.EnablePrefixCaching),
+	return &Scheduler{cfg: cfg, Pool: newBlockPool(cfg.NumBlocks, cfg.BlockSize, cfg.EnablePrefixCaching, cfg.ExpectBlocks),
 		policy: p, waiting: p.NewQueue()}
 }
 
