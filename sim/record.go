@@ -1,10 +1,11 @@
 package sim
 
 import (
+	"unsafe"
+
 	"frontier/internal/prefetch"
 	"frontier/sim/engine"
 	"frontier/sim/workload"
-	"unsafe"
 )
 
 // RequestRecord is what the client saw of one request. Times are ns from

@@ -20,8 +20,9 @@ type hashIndex struct {
 	limit int // the most slots it grows to: 2 × blocks, a power of two
 }
 
-// indexStart is the slots an index starts with (192 KiB): the indexes of
-// pools up to 8,192 blocks (BenchmarkSimulateCodegen's 7,447) never grow.
+// indexStart is the slots an index starts with (192 KiB) when nothing
+// says how many entries a run needs (Config.ExpectBlocks 0): the indexes
+// of pools up to 8,192 blocks then never grow.
 var indexStart = 16384 // (a var: grow_test.go starts indexes small)
 
 // slot is one entry: the key split in halves (so the slot packs into 12
@@ -36,14 +37,10 @@ func (e *slot) key() uint64 { return uint64(e.hi)<<32 | uint64(e.lo) }
 func (e *slot) set(h uint64, b int32) { e.lo, e.hi, e.val = uint32(h), uint32(h>>32), b }
 
 func newHashIndex(blocks, expect int) hashIndex {
-	limit := 16
-	for limit < 2*blocks {
-		limit <<= 1
-	}
+	limit := halfFull(blocks, 16, 1<<62)
 	size := min(limit, indexStart)
-	if expect > 0 { // room for expect entries, at most half full
-		for size = 16; size < 2*expect && size < limit; size <<= 1 {
-		}
+	if expect > 0 {
+		size = halfFull(expect, 16, limit)
 	}
 	x := hashIndex{slots: make([]slot, size), mask: uint64(size - 1), limit: limit}
 	// One zero word a 4 KiB page: a fresh page first read (a lookup that

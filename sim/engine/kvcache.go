@@ -107,7 +107,8 @@ const (
 // the prefix cache (enable_prefix_caching).
 //
 // A block's state (meta, hash) exists from when it is first handed out:
-// the arrays start at poolStart blocks and grow with fresh (growState),
+// the arrays start at the blocks a run is expected to need
+// (newBlockPool; poolStart when unknown) and grow with fresh (growState),
 // and the prefix cache's index grows with its entries (hashIndex), so a
 // large pool costs what a run uses of it. Allocated whole, DeepSeek-V2-Lite
 // on an H200 (206,075 blocks: ~9.5 MB zeroed per engine) spent 45 % of a
@@ -145,17 +146,22 @@ const minStart = 256
 // times a run on its way to 16,384, ~0.66 M instructions (callgrind)
 // and a write to the state of every live block each time; started so,
 // it never grows there.
-func ringStart(numBlocks int) int {
-	n := 64
-	for n < 16384 && n < 2*numBlocks {
-		n *= 2
+func ringStart(numBlocks int) int { return halfFull(numBlocks, 64, 16384) }
+
+// halfFull is the smallest power of two from lo that holds n entries at
+// most half full, but at most hi (lo and hi powers of two): the first
+// length of the free-queue ring and of the prefix-cache index.
+func halfFull(n, lo, hi int) int {
+	size := lo
+	for size < hi && size < 2*n {
+		size <<= 1
 	}
-	return n
+	return size
 }
 
 // poolStart is how many blocks' state a pool allocates at first (256 KiB
-// of meta and hash): pools up to it (BenchmarkSimulateCodegen's 7,447
-// blocks) never grow.
+// of meta and hash) when nothing says how many a run needs
+// (Config.ExpectBlocks 0): pools up to it never grow.
 var poolStart = 16384 // (a var: grow_test.go starts pools small)
 
 // growState makes room in meta and hash for fresh block b (twice the
