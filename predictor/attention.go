@@ -90,21 +90,33 @@ func (g *gridData) at(batch, x float64) (float64, bool) {
 
 // reach is how far (batch, x) lies outside the grid (gridData.at said
 // it does): the farther of the batch axis and x on the rows it reads. A
-// row's x range depends on its batch, so the reach names the row; when
-// the shape's batch is not that row's (it is interpolated between two
-// rows, or scaled from the last), it says the row is one the shape is
-// read from: "context 620 = 4.84× the table's 128 at batch 1024, a row
-// batch 639 is read from".
+// row's x range depends on its batch, so the reach names the row whose
+// range it passes and, when the shape's batch is not that row's, how the
+// shape reads it: "context 620 = 4.84× the table's 128, its longest at
+// batch 1024; batch 639 is interpolated between the rows at 512 and
+// 1024", or "; batch 2048 is scaled from the row at 1024" above the
+// largest.
 func (g *gridData) reach(batch, x float64, xName string) Reach {
 	i, j, _, _ := g.batch.bracket(batch)
 	row := func(k int) Reach {
 		r := beyond(xName, g.rows[k].x, x)
-		switch rb := g.batch.v[k]; {
-		case r.Axis == "":
+		if r.Axis == "" {
+			return r
+		}
+		end := "longest"
+		if r.X < r.Edge {
+			end = "shortest"
+		}
+		rb := g.batch.v[k]
+		r.At = fmt.Sprintf(", its %s at batch %.6g", end, rb)
+		switch {
 		case rb == batch:
-			r.At = fmt.Sprintf(" at batch %.6g", rb)
+		case i != j:
+			r.At += fmt.Sprintf("; batch %.6g is interpolated between the rows at %.6g and %.6g", batch, g.batch.v[i], g.batch.v[j])
+		case batch > rb:
+			r.At += fmt.Sprintf("; batch %.6g is scaled from the row at %.6g", batch, rb)
 		default:
-			r.At = fmt.Sprintf(" at batch %.6g, a row batch %.6g is read from", rb, batch)
+			r.At += fmt.Sprintf("; batch %.6g is read from the row at %.6g", batch, rb)
 		}
 		return r
 	}
@@ -293,6 +305,17 @@ func choose(m map[headKey]grid2, h, kv int64) (k headKey, fold float64, ok bool)
 	return best, float64(kv) / float64(best.kv), true
 }
 
+// decodeRule is DecodeMs's rule outside the generation_attention grid
+// (gridData.at, series.at), as the run's notes state it.
+const decodeRule = "a context above its batch row's longest scales that row's latency linearly in context (the KV bytes read), " +
+	"a batch above the largest row scales it linearly in batch; below the grid the edge latency is kept"
+
+// prefillRule is PrefillMs's rule outside the context_attention grid, as
+// the run's notes state it.
+const prefillRule = "a prompt longer than the table's longest, Lmax, scales Lmax's latency by causal work: c·(p + (c+1)/2) query-key pairs " +
+	"per head for a chunk of c tokens after p cached, over Lmax·(Lmax+1)/2 (linear in length where the table has no batch-1 row); " +
+	"one shorter than the shortest keeps the shortest's latency"
+
 // DecodeMs is the decode attention latency, milliseconds, for batch
 // requests with a mean context of ctx tokens, h query and kv key/value
 // heads on this rank.
@@ -311,7 +334,7 @@ func (a *Attention) DecodeMs(batch int, ctx float64, h, kv int) float64 {
 		}
 		r = g.reach(float64(batch), ctx*fold, axis)
 	}
-	a.Cov.note("decode attention", r, func() string { return fmt.Sprintf("batch=%d ctx=%.0f heads=%d/%d", batch, ctx, h, kv) })
+	a.Cov.note("decode attention", decodeRule, r, func() string { return fmt.Sprintf("batch=%d ctx=%.0f heads=%d/%d", batch, ctx, h, kv) })
 	return y
 }
 
@@ -388,7 +411,7 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 			r = g.reach(1, isl, "prompt length")
 		}
 	}
-	a.Cov.note("prefill attention", r, func() string { return fmt.Sprintf("q=%d prefix=%d heads=%d/%d", q, prefix, h, kv) })
+	a.Cov.note("prefill attention", prefillRule, r, func() string { return fmt.Sprintf("q=%d prefix=%d heads=%d/%d", q, prefix, h, kv) })
 	return max(y*scale, a.FloorMs(q, prefix, h))
 }
 

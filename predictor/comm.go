@@ -65,6 +65,11 @@ func NewComm(rows []profiles.CommRow, gpus int) *Comm {
 	return c
 }
 
+// commRule is Ms's rule outside a collective's table, as the run's notes
+// state it.
+const commRule = "a message above the table's largest scales its latency linearly in bytes; one below keeps the smallest's latency; " +
+	"a GPU count without a table is priced by ring bandwidth: 2·(g−1)/g of the bytes at the link's bandwidth, plus 10 µs"
+
 // Ms returns the latency, milliseconds, of op over elems 2-byte elements
 // using backend (nccl, vllm_graph, vllm_eager); a missing backend falls
 // back to nccl. With no table at all for this GPU count it returns a
@@ -78,12 +83,12 @@ func (c *Comm) Ms(op, backend string, elems int64, bwBytesPerSec float64) float6
 		s, ok = c.curves[op+"/nccl"]
 	}
 	if !ok {
-		c.Cov.note(op, Reach{Why: fmt.Sprintf("no table for %d GPUs: bandwidth estimate", c.gpus)}, func() string { return fmt.Sprintf("gpus=%d elems=%d", c.gpus, elems) })
+		c.Cov.note(op, commRule, Reach{Why: fmt.Sprintf("no table for %d GPUs: bandwidth estimate", c.gpus)}, func() string { return fmt.Sprintf("gpus=%d elems=%d", c.gpus, elems) })
 		g := float64(c.gpus)
 		return 1e3*(2*(g-1)/g*float64(elems)*2/bwBytesPerSec) + 0.01
 	}
 	y, _ := s.at(float64(elems))
-	c.Cov.note(op, beyond("elems", s.x, float64(elems)), func() string { return fmt.Sprintf("%s gpus=%d elems=%d", backend, c.gpus, elems) })
+	c.Cov.note(op, commRule, beyond("elems", s.x, float64(elems)), func() string { return fmt.Sprintf("%s gpus=%d elems=%d", backend, c.gpus, elems) })
 	return y
 }
 

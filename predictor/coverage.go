@@ -30,6 +30,9 @@ type FamilyReach struct {
 	// k=4096"), and Reach how far out it lay.
 	Farthest string
 	Reach    Reach
+	// Rule is how the family prices a shape outside its grid, as its
+	// predictor's doc comment states it (gemmRule, decodeRule, …).
+	Rule string
 }
 
 // Reach says how far one extrapolated shape lay outside its table: on
@@ -45,8 +48,9 @@ type Reach struct {
 	// Near says Edge is the nearest measured value inside the grid's
 	// range (an unmeasured width between measured ones), not a grid edge;
 	// At qualifies Edge when the axis's range depends on another
-	// coordinate (" at batch 512": the longest context measured at that
-	// batch).
+	// coordinate (", its longest at batch 1024; batch 639 is interpolated
+	// between the rows at 512 and 1024": the row whose range Edge ends,
+	// and how the shape's batch reads it).
 	Near bool
 	At   string
 }
@@ -68,7 +72,8 @@ func (r Reach) Factor() float64 {
 }
 
 // String is the reach as the summary prints it: "n 128256 = 1.96× the
-// table's 65536", "context 620 = 4.84× the table's 128 at batch 512",
+// table's 65536", "context 620 = 4.84× the table's 128, its longest at
+// batch 512",
 // "width 4608 = 0.9× the nearest measured 5120", or the reason.
 func (r Reach) String() string {
 	if r.Axis == "" {
@@ -106,15 +111,28 @@ func farther(rs ...Reach) Reach {
 }
 
 // note counts one distinct shape of family looked up; r says whether and
-// how far it was outside the grid. shape (the shape's coordinates, for the
-// report) is called only for a family's farthest shape so far.
-func (c *Coverage) note(family string, r Reach, shape func() string) {
+// how far it was outside the grid, rule how the family prices such a
+// shape. shape (the shape's coordinates, for the report) is called only
+// for a family's farthest shape so far.
+func (c *Coverage) note(family, rule string, r Reach, shape func() string) {
 	c.Lookups++
 	if !r.Out() {
 		return
 	}
 	c.Extrapolated++
-	c.addFamily(FamilyReach{Family: family, Shapes: 1, Reach: r}, shape)
+	c.addFamily(FamilyReach{Family: family, Shapes: 1, Reach: r, Rule: rule}, shape)
+}
+
+// RuleNotes states, once per family with an extrapolated shape, the rule
+// that priced it: "decode attention: a shape outside the table's grid is
+// extrapolated: …". They carry no counts (the summary has them), so a
+// planning command's probes give the same notes.
+func (c *Coverage) RuleNotes() []string {
+	var out []string
+	for _, f := range c.Families {
+		out = append(out, fmt.Sprintf("%s: a shape outside the table's grid is extrapolated: %s", f.Family, f.Rule))
+	}
+	return out
 }
 
 // Add sums o into c: counts, and per family the shapes and the farthest.

@@ -21,7 +21,7 @@ func TestReachFactorAndText(t *testing.T) {
 		// beyond the grid; "context 620 = 4.84× the table's 128" hid that
 		// 128 is the longest context measured at the largest batch
 		{"between measured widths", Reach{Axis: "width", X: 4608, Edge: 5120, Near: true}, 5120.0 / 4608, "width 4608 = 0.9× the nearest measured 5120"},
-		{"a row's range", Reach{Axis: "context", X: 620, Edge: 128, At: " at batch 512"}, 620.0 / 128, "context 620 = 4.84× the table's 128 at batch 512"},
+		{"a row's range", Reach{Axis: "context", X: 620, Edge: 128, At: ", its longest at batch 512"}, 620.0 / 128, "context 620 = 4.84× the table's 128, its longest at batch 512"},
 		{"out with no axis", Reach{Why: "no table for 16 GPUs: bandwidth estimate"}, 1, "no table for 16 GPUs: bandwidth estimate"},
 	}
 	for _, tc := range tests {
@@ -43,8 +43,29 @@ func TestGemmCoverageByFamily(t *testing.T) {
 	g.Ms(32, 64, 64)
 	g.Ms(2, 32, 1024)
 	assert.Equal(t, Coverage{Lookups: 3, Extrapolated: 2, Families: []FamilyReach{
-		{Family: "gemm bfloat16", Shapes: 2, Farthest: "m=2 n=32 k=1024", Reach: Reach{Axis: "k", X: 1024, Edge: 256}},
+		{Family: "gemm bfloat16", Shapes: 2, Farthest: "m=2 n=32 k=1024", Reach: Reach{Axis: "k", X: 1024, Edge: 256}, Rule: gemmRule},
 	}}, g.Cov)
+}
+
+// TestRuleNotesStateEachFamilysRule: a run's coverage states, once per
+// family with a shape out of its grid, the rule that priced it (a newcomer
+// read "extrapolated by the stated rules" and found no rule stated), in
+// the families' order, without counts; Add keeps a family's rule.
+func TestRuleNotesStateEachFamilysRule(t *testing.T) {
+	var a, b Coverage
+	a.note("gemm bfloat16", gemmRule, Reach{Axis: "n", X: 128256, Edge: 65536}, func() string { return "m=1 n=128256 k=4096" })
+	a.note("gemm bfloat16", gemmRule, Reach{}, func() string { return "m=1 n=4096 k=4096" })
+	b.note("decode attention", decodeRule, Reach{Axis: "batch", X: 600, Edge: 512}, func() string { return "batch=600 ctx=512 heads=32/8" })
+	b.note("gemm bfloat16", gemmRule, Reach{Axis: "m", X: 16384, Edge: 8192}, func() string { return "m=16384 n=4096 k=4096" })
+	var c Coverage
+	c.Add(a)
+	c.Add(b)
+	assert.Equal(t, []string{
+		"gemm bfloat16: a shape outside the table's grid is extrapolated: " + gemmRule,
+		"decode attention: a shape outside the table's grid is extrapolated: " + decodeRule,
+	}, c.RuleNotes())
+	assert.Contains(t, gemmRule, "linearly (FLOPs, m·n·k)")
+	assert.Empty(t, (&Coverage{Lookups: 3}).RuleNotes(), "nothing out of the grid: no rule to state")
 }
 
 // TestCoverageAdd sums two engines' coverage: counts add, a family in both
@@ -73,16 +94,24 @@ func TestCoverageAdd(t *testing.T) {
 
 // TestGridReachNamesTheRowItReads: a decode-attention shape whose batch
 // lies between two measured rows reads both; when the longer-batch row
-// was measured only to a shorter context, the reach names that row and
-// says the shape's batch is read from it (a newcomer read "at batch 1024"
-// next to "batch=639" as a contradiction). A shape at a row's own batch
-// keeps the short form.
+// was measured only to a shorter context, the reach names that row, that
+// the edge is its longest context, and how the shape's batch reads it (a
+// newcomer read "at batch 1024" next to "batch=639" as a contradiction,
+// then "a row batch 639 is read from" as unreadable). A shape at a row's
+// own batch names only the row.
 func TestGridReachNamesTheRowItReads(t *testing.T) {
 	g := grid2{&gridData{points: func() []point {
 		return []point{{512, 128, 1}, {512, 1024, 2}, {1024, 64, 1}, {1024, 128, 2}}
 	}}}.data()
-	require.Equal(t, "context 620 = 4.84× the table's 128 at batch 1024, a row batch 639 is read from",
+	require.Equal(t, "context 620 = 4.84× the table's 128, its longest at batch 1024; batch 639 is interpolated between the rows at 512 and 1024",
 		g.reach(639, 620, "context").String())
-	require.Equal(t, "context 2048 = 16× the table's 128 at batch 1024", g.reach(1024, 2048, "context").String())
-	require.Equal(t, "context 2048 = 2× the table's 1024 at batch 512", g.reach(512, 2048, "context").String())
+	require.Equal(t, "context 2048 = 16× the table's 128, its longest at batch 1024", g.reach(1024, 2048, "context").String())
+	require.Equal(t, "context 2048 = 2× the table's 1024, its longest at batch 512", g.reach(512, 2048, "context").String())
+	require.Equal(t, "context 64 = 0.5× the table's 128, its shortest at batch 512", g.reach(512, 64, "context").String())
+	// Above the largest batch (1500/1024 = 1.46× is nearer than 8×).
+	require.Equal(t, "context 1024 = 8× the table's 128, its longest at batch 1024; batch 1500 is scaled from the row at 1024",
+		g.reach(1500, 1024, "context").String())
+	// Below the smallest batch (512/400 = 1.28× is nearer than 4×).
+	require.Equal(t, "context 4096 = 4× the table's 1024, its longest at batch 512; batch 400 is read from the row at 512",
+		g.reach(400, 4096, "context").String())
 }

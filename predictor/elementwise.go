@@ -122,6 +122,11 @@ func NewElementwise(rows []profiles.OpRow, bw float64) *Elementwise {
 // the bytes it moves (false).
 func (e *Elementwise) Measured(op string) bool { return e.ops[op] != nil }
 
+// elementwiseRule is Ms's rule outside a measured operator's rows, as the
+// run's notes state it.
+const elementwiseRule = "a token count above the table's largest scales its latency linearly in tokens; one below keeps the smallest's latency; " +
+	"a width not measured scales the nearest measured width's latency linearly in width"
+
 // Ms is op's kernel time, milliseconds, on tokens rows of width features
 // (0 when either is ≤ 0: no kernel runs).
 //
@@ -165,7 +170,7 @@ func (e *Elementwise) Ms(op string, tokens, width int) float64 {
 		inside := w > slices.Min(c.widths) && w < slices.Max(c.widths) // a width between measured ones
 		r = farther(r, Reach{Axis: "width", X: w, Edge: c.widths[i], Near: inside})
 	}
-	e.Cov.note(op, r, func() string { return fmt.Sprintf("tokens=%d width=%d", tokens, width) })
+	e.Cov.note(op, elementwiseRule, r, func() string { return fmt.Sprintf("tokens=%d width=%d", tokens, width) })
 	return y
 }
 

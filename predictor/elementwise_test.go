@@ -64,8 +64,8 @@ func TestElementwiseMeasured(t *testing.T) {
 	// grid's 2 (×2), widths 1500 (×1.5 of 1000), 3000 (×4/3 of 4000) and
 	// 2000 (×2 of 4000, a tie: the first stays the farthest).
 	assert.Equal(t, []FamilyReach{
-		{Family: "rmsnorm", Shapes: 1, Farthest: "tokens=32 width=4096", Reach: Reach{Axis: "tokens", X: 32, Edge: 16}},
-		{Family: "rotary", Shapes: 4, Farthest: "tokens=1 width=1000", Reach: Reach{Axis: "tokens", X: 1, Edge: 2}},
+		{Family: "rmsnorm", Shapes: 1, Farthest: "tokens=32 width=4096", Reach: Reach{Axis: "tokens", X: 32, Edge: 16}, Rule: elementwiseRule},
+		{Family: "rotary", Shapes: 4, Farthest: "tokens=1 width=1000", Reach: Reach{Axis: "tokens", X: 1, Edge: 2}, Rule: elementwiseRule},
 	}, e.Cov.Families)
 
 	for _, op := range []string{"rmsnorm", "rotary", "launch"} {

@@ -157,6 +157,11 @@ func (g *Gemm) column(in, ik int) {
 // apart, each faulted in).
 func (g *Gemm) idx(i, j, l int) int { return (j*len(g.k.v)+l)*len(g.m.v) + i }
 
+// gemmRule is Ms's rule outside the gemm_perf grid, as the run's notes
+// state it.
+const gemmRule = "each coordinate above the grid scales the edge latency linearly (FLOPs, m·n·k); one below keeps the edge latency; " +
+	"a point the table lacks inside the grid takes the nearest measured (n, k) at the same m, scaled by FLOPs"
+
 // Ms returns latency in milliseconds of an m×n×k GEMM.
 func (g *Gemm) Ms(m, n, k int) float64 {
 	if m <= 0 || n <= 0 || k <= 0 {
@@ -199,7 +204,7 @@ func (g *Gemm) Ms(m, n, k int) float64 {
 	} else if missing {
 		r.Why = "an unmeasured point inside the grid, filled from the nearest measured one"
 	}
-	g.Cov.note("gemm "+g.dtype, r, func() string { return fmt.Sprintf("m=%d n=%d k=%d", m, n, k) })
+	g.Cov.note("gemm "+g.dtype, gemmRule, r, func() string { return fmt.Sprintf("m=%d n=%d k=%d", m, n, k) })
 	return lat
 }
 

@@ -188,6 +188,11 @@ func (m *MoE) work(s moeShape, pairs float64) float64 {
 	return math.Max(active*size, 2*pairs*size/m.ridge)
 }
 
+// moeRule is Ms's rule outside the moe table's token grid, as the run's
+// notes state it.
+const moeRule = "a token count above the table's largest scales its latency linearly in tokens; one below keeps the smallest's latency; " +
+	"an expert shape the table lacks is scaled from a measured one by roofline work (its own note names both)"
+
 // Ms is the MoE layer latency, milliseconds, for tokens tokens.
 func (m *MoE) Ms(tokens int) float64 {
 	if tokens <= 0 {
@@ -203,7 +208,7 @@ func (m *MoE) Ms(tokens int) float64 {
 	if !r.Out() && m.substShape {
 		r.Why = "expert shape not in the table: scaled from a measured one (see the note)"
 	}
-	m.Cov.note("moe "+m.dtype, r, func() string { return fmt.Sprintf("tokens=%d", tokens) })
+	m.Cov.note("moe "+m.dtype, moeRule, r, func() string { return fmt.Sprintf("tokens=%d", tokens) })
 	if m.substShape {
 		pairs := float64(tokens) * float64(m.want.topk)
 		y *= m.work(m.want, pairs) / m.work(m.ref, pairs)

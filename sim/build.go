@@ -569,7 +569,7 @@ func (st *Setup) Finish(s *Sim, res *Result) {
 		res.Coverage.Add(p.Coverage())
 		res.Notes = append(res.Notes, p.AllNotes()...)
 	}
-	res.Notes = dedupe(res.Notes)
+	res.Notes = dedupe(append(res.Notes, res.Coverage.RuleNotes()...))
 }
 
 // Release hands the memo tables of s's predictors to the runs after it

@@ -83,7 +83,7 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	line("Engine steps:", res.Steps)
 	cov := res.Coverage
 	line("Distinct operator shapes priced:", cov.Lookups)
-	line("  outside the tables' grids:", fmt.Sprintf("%d (extrapolated by the stated rules)", cov.Extrapolated))
+	line("  outside the tables' grids:", fmt.Sprintf("%d (extrapolated: each family's rule is in the notes)", cov.Extrapolated))
 	for _, f := range cov.Families {
 		which := "farthest" // a shape out for a reason with no axis (no table, a grid hole) is only an example
 		if f.Reach.Axis == "" {

@@ -84,6 +84,10 @@ func TestQuantizationAndHardwareRefusals(t *testing.T) {
 	}
 }
 
+// gemmRuleText is predictor's GEMM extrapolation rule as a note states it.
+const gemmRuleText = "each coordinate above the grid scales the edge latency linearly (FLOPs, m·n·k); one below keeps the edge latency; " +
+	"a point the table lacks inside the grid takes the nearest measured (n, k) at the same m, scaled by FLOPs"
+
 // vLLM's start-up lines, with its formatting, on stderr: Mixtral-8x7B TP2
 // on H100 as the gate's runs launched it (vLLM logged 440,176 tokens and
 // 107.46x there; the plan gives 27,526 blocks, 0.05 % more). --quiet
@@ -93,7 +97,9 @@ func TestStartupLogLines(t *testing.T) {
 		"--max-num-seqs", "128", "--max-num-batched-tokens", "2048", "--max-model-len", "4096", "--num-prompts", "2"}
 	_, quiet, err := run(t, append(args, "--quiet")...)
 	require.NoError(t, err)
-	assert.Empty(t, quiet, "this run has no notes")
+	// Its only note states the GEMM rule that priced the router's n = 8
+	// (under the table's 32).
+	assert.Equal(t, "note: gemm bfloat16: a shape outside the table's grid is extrapolated: "+gemmRuleText+"\n", quiet)
 	_, quiet, err = run(t, withTiny()...) // H200: priced with the H100 host fit, a note
 	require.NoError(t, err)
 	assert.NotContains(t, quiet, "info:")

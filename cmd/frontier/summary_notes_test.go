@@ -21,11 +21,13 @@ import (
 // three shapes, tied in reach, the first kept. On main the summary listed
 // up to five near-identical "e.g." shapes instead.
 func TestSummaryOutOfGridByFamily(t *testing.T) {
-	out, _, err := run(t, withTiny()...)
+	out, errOut, err := run(t, withTiny()...)
 	require.NoError(t, err)
-	assert.Contains(t, out, "  outside the tables' grids:             3 (extrapolated by the stated rules)\n"+
+	assert.Contains(t, out, "  outside the tables' grids:             3 (extrapolated: each family's rule is in the notes)\n"+
 		"    gemm bfloat16:                       3 shapes, farthest m=1 n=128256 k=4096 (n 128256 = 1.96× the table's 65536)\n")
 	assert.NotContains(t, out, "e.g.")
+	// The summary points to the notes: the rule is stated there, once.
+	assert.Equal(t, 1, strings.Count(errOut, "note: gemm bfloat16: a shape outside the table's grid is extrapolated: "+gemmRuleText+"\n"), errOut)
 
 	// Without a table (H800 has no collective tables) every shape of the
 	// family is a bandwidth estimate: none is farther, one is an example.
@@ -35,13 +37,14 @@ func TestSummaryOutOfGridByFamily(t *testing.T) {
 }
 
 // Invariant over every example: the families' shape counts add up to the
-// extrapolated total, and each family line names a shape and its reach.
+// extrapolated total, each family line names a shape and its reach, and
+// each family's rule is stated in a note (the summary says it is).
 func TestSummaryFamiliesAddUp(t *testing.T) {
 	family := regexp.MustCompile(`(?m)^    (\S[^:]*):\s+(\d+) shapes?, (?:farthest|e\.g\.) (.+) \((.+)\)$`)
 	// Dense, MoE with DP and EP (elementwise, GEMM and MoE families),
 	// disaggregated (two pools' engines summed), quantized MoE.
 	for _, f := range []string{"llama-3.1-8b-h200-random", "qwen3-30b-a3b-h200-dp8-ep", "llama-3.1-70b-h200-2p1d", "llama-4-scout-fp8-h100-tp2"} {
-		out, _, err := run(t, "simulate", "--quiet", "--scenario", "../../scenarios/examples/"+f+".yaml")
+		out, errOut, err := run(t, "simulate", "--quiet", "--scenario", "../../scenarios/examples/"+f+".yaml")
 		require.NoError(t, err, f)
 		total := summaryInt(t, out, "outside the tables' grids:")
 		sum := 0
@@ -49,6 +52,7 @@ func TestSummaryFamiliesAddUp(t *testing.T) {
 			n, err := strconv.Atoi(m[2])
 			require.NoError(t, err)
 			sum += n
+			assert.Regexp(t, `(?m)^note: `+regexp.QuoteMeta(m[1])+`: a shape outside the table's grid is extrapolated: \S`, errOut, "%s: %s's rule", f, m[1])
 			assert.Contains(t, m[3], "=", "%s: a shape: %s", f, m[0])
 			assert.True(t, strings.Contains(m[4], "× the table's") || strings.Contains(m[4], "× the nearest measured") || strings.Contains(m[4], "no table") ||
 				strings.Contains(m[4], "unmeasured point") || strings.Contains(m[4], "expert shape"), "%s: a reach: %s", f, m[0])
