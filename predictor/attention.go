@@ -307,7 +307,8 @@ func choose(m map[headKey]grid2, h, kv int64) (k headKey, fold float64, ok bool)
 
 // decodeRule is DecodeMs's rule outside the generation_attention grid
 // (gridData.at, series.at), as the run's notes state it.
-const decodeRule = "a context above its batch row's longest scales that row's latency linearly in context (the KV bytes read), " +
+const decodeRule = "each batch row is measured to its own longest context; " +
+	"a context above its row's longest scales that row's latency linearly in context (the KV bytes read), " +
 	"a batch above the largest row scales it linearly in batch; below the grid the edge latency is kept"
 
 // prefillRule is PrefillMs's rule outside the context_attention grid, as

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"frontier/profiles"
 )
@@ -116,6 +117,25 @@ func NewElementwise(rows []profiles.OpRow, bw float64) *Elementwise {
 		e.ops[op] = c
 	}
 	return e
+}
+
+// bytesNote is the note naming the operators of profiles.ElementwiseOps
+// that e prices by the bytes they move (no measured rows: every GPU but
+// h200-sxm's defaults), with the rule's constants, as h200-sxm's runs name
+// those priced from measurements (profiles.withMeasuredOps); none when
+// every one is measured.
+func (e *Elementwise) bytesNote(hardware string) []string {
+	var ops []string
+	for _, op := range profiles.ElementwiseOps {
+		if !e.Measured(op) {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: %s priced by the bytes they move at %.0f %% of HBM bandwidth plus %.0f µs a kernel (no measured rows)",
+		hardware, strings.Join(ops, ", "), MemEfficiency*100, KernelFloorNs/1e3)}
 }
 
 // Measured reports whether op is priced from measured rows (true) or from

@@ -137,3 +137,17 @@ func TestElementwiseH200DefaultTables(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, NewElementwise(h100.Ops, hw.MemBandwidth).Measured("rmsnorm"), "no H100 measurements")
 }
+
+// Ops priced by the bytes they move are named in a note, with the rule's
+// constants, as the measured ones are (a newcomer found an H100 run said
+// nothing where an H200 run named its measured ops): all five without
+// rows, the three syntheticOps lacks, none when all are measured.
+func TestBytesNoteNamesUnmeasuredOps(t *testing.T) {
+	assert.Equal(t, []string{"h100-sxm: rmsnorm, rotary, silu_and_mul, embedding, sampler priced by the bytes they move at 80 % of HBM bandwidth plus 3 µs a kernel (no measured rows)"},
+		NewElementwise(nil, 3.35e12).bytesNote("h100-sxm"))
+	assert.Equal(t, []string{"x: silu_and_mul, embedding, sampler priced by the bytes they move at 80 % of HBM bandwidth plus 3 µs a kernel (no measured rows)"},
+		NewElementwise(syntheticOps(), 1e12).bytesNote("x"))
+	tb, err := profiles.DefaultTables("h200-sxm")
+	require.NoError(t, err)
+	assert.Empty(t, NewElementwise(tb.Ops, 4.8e12).bytesNote("h200-sxm"))
+}

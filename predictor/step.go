@@ -124,6 +124,7 @@ func New(cfg Config) (*Predictor, error) {
 		p.Notes = append(p.Notes, why)
 	}
 	p.elem = NewElementwise(cfg.Tables.Ops, cfg.Hardware.MemBandwidth)
+	p.Notes = append(p.Notes, p.elem.bytesNote(cfg.Hardware.Name)...)
 	return p, nil
 }
 

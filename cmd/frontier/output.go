@@ -83,7 +83,11 @@ func printSummary(w io.Writer, sc *scenarios.Scenario, st *sim.Setup, res *sim.R
 	line("Engine steps:", res.Steps)
 	cov := res.Coverage
 	line("Distinct operator shapes priced:", cov.Lookups)
-	line("  outside the tables' grids:", fmt.Sprintf("%d (extrapolated: each family's rule is in the notes)", cov.Extrapolated))
+	if cov.Extrapolated > 0 {
+		line("  outside the tables' grids:", fmt.Sprintf("%d (extrapolated: each family's rule is in the notes)", cov.Extrapolated))
+	} else {
+		line("  outside the tables' grids:", 0) // no family, so no rule note to point to
+	}
 	for _, f := range cov.Families {
 		which := "farthest" // a shape out for a reason with no axis (no table, a grid hole) is only an example
 		if f.Reach.Axis == "" {

@@ -97,9 +97,10 @@ func TestStartupLogLines(t *testing.T) {
 		"--max-num-seqs", "128", "--max-num-batched-tokens", "2048", "--max-model-len", "4096", "--num-prompts", "2"}
 	_, quiet, err := run(t, append(args, "--quiet")...)
 	require.NoError(t, err)
-	// Its only note states the GEMM rule that priced the router's n = 8
-	// (under the table's 32).
-	assert.Equal(t, "note: gemm bfloat16: a shape outside the table's grid is extrapolated: "+gemmRuleText+"\n", quiet)
+	// Its notes: H100's small ops priced by bytes, and the GEMM rule that
+	// priced the router's n = 8 (under the table's 32).
+	assert.Equal(t, "note: h100-sxm: rmsnorm, rotary, silu_and_mul, embedding, sampler priced by the bytes they move at 80 % of HBM bandwidth plus 3 µs a kernel (no measured rows)\n"+
+		"note: gemm bfloat16: a shape outside the table's grid is extrapolated: "+gemmRuleText+"\n", quiet)
 	_, quiet, err = run(t, withTiny()...) // H200: priced with the H100 host fit, a note
 	require.NoError(t, err)
 	assert.NotContains(t, quiet, "info:")

@@ -29,6 +29,13 @@ func TestSummaryOutOfGridByFamily(t *testing.T) {
 	// The summary points to the notes: the rule is stated there, once.
 	assert.Equal(t, 1, strings.Count(errOut, "note: gemm bfloat16: a shape outside the table's grid is extrapolated: "+gemmRuleText+"\n"), errOut)
 
+	// Nothing out of the grids (Llama-2-7b on H100): a bare 0, no pointer
+	// to rule notes that are not there (a newcomer's finding).
+	out, errOut, err = run(t, "simulate", "--quiet", "--hardware", "h100-sxm", "--model", "meta-llama/Llama-2-7b-hf", "--num-prompts", "20")
+	require.NoError(t, err)
+	assert.Contains(t, out, "  outside the tables' grids:             0\n")
+	assert.NotContains(t, errOut, "outside the table's grid", "no family, no rule note")
+
 	// Without a table (H800 has no collective tables) every shape of the
 	// family is a bandwidth estimate: none is farther, one is an example.
 	out, _, err = run(t, withTiny("--hardware", "h800", "-t", "2")...)
