@@ -313,9 +313,10 @@ const decodeRule = "each batch row is measured to its own longest context; " +
 
 // prefillRule is PrefillMs's rule outside the context_attention grid, as
 // the run's notes state it.
-const prefillRule = "a prompt longer than the table's longest, Lmax, scales Lmax's latency by causal work: c·(p + (c+1)/2) query-key pairs " +
-	"per head for a chunk of c tokens after p cached, over Lmax·(Lmax+1)/2 (linear in length where the table has no batch-1 row); " +
-	"one shorter than the shortest keeps the shortest's latency"
+const prefillRule = "the batch-1 row is first made monotone in causal work (" + pooled + "); a chunk of c tokens after p cached " +
+	"is read as the prefix-free prompt of equal work, c·(p + (c+1)/2) query-key pairs per head (its equivalent prompt length); " +
+	"a prompt longer than the row's longest, Lmax, scales Lmax's latency by that work over Lmax·(Lmax+1)/2 " +
+	"(tables without a batch-1 row: the smallest batch's row, linear in length); one shorter than the shortest keeps the shortest's latency"
 
 // DecodeMs is the decode attention latency, milliseconds, for batch
 // requests with a mean context of ctx tokens, h query and kv key/value
@@ -402,14 +403,18 @@ func (a *Attention) PrefillMs(q, prefix, h, kv int) float64 {
 	g := a.prefill[k].data()
 	var y float64
 	var r Reach
+	axis := "prompt length"
+	if prefix > 0 {
+		axis = "equivalent prompt length" // EquivalentPromptLen: the prefix-free prompt of the chunk's causal work
+	}
 	if longest := g.rows[0].x.v[len(g.rows[0].x.v)-1]; isl > longest && g.batch.v[0] <= 1 {
 		y, _ = g.at(1, longest)
 		y *= CausalPairs(float64(q), float64(prefix)) / CausalPairs(longest, 0)
-		r = Reach{Axis: "prompt length", X: isl, Edge: longest}
+		r = Reach{Axis: axis, X: isl, Edge: longest}
 	} else {
 		var out bool
 		if y, out = g.at(1, isl); out {
-			r = g.reach(1, isl, "prompt length")
+			r = g.reach(1, isl, axis)
 		}
 	}
 	a.Cov.note("prefill attention", prefillRule, r, func() string { return fmt.Sprintf("q=%d prefix=%d heads=%d/%d", q, prefix, h, kv) })

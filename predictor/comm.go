@@ -67,8 +67,9 @@ func NewComm(rows []profiles.CommRow, gpus int) *Comm {
 
 // commRule is Ms's rule outside a collective's table, as the run's notes
 // state it.
-const commRule = "a message above the table's largest scales its latency linearly in bytes; one below keeps the smallest's latency; " +
-	"a GPU count without a table is priced by ring bandwidth: 2·(g−1)/g of the bytes at the link's bandwidth, plus 10 µs"
+const commRule = "each series is first made monotone in bytes (" + pooled + "); a message above the table's largest scales its latency " +
+	"linearly in bytes, one below keeps the smallest's latency; a GPU count without a table is priced by ring bandwidth: " +
+	"2·(g−1)/g of the bytes at the link's bandwidth, plus 10 µs"
 
 // Ms returns the latency, milliseconds, of op over elems 2-byte elements
 // using backend (nccl, vllm_graph, vllm_eager); a missing backend falls

@@ -3,6 +3,7 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Coverage counts the distinct shapes an operator family looked up (each
@@ -123,14 +124,23 @@ func (c *Coverage) note(family, rule string, r Reach, shape func() string) {
 	c.addFamily(FamilyReach{Family: family, Shapes: 1, Reach: r, Rule: rule}, shape)
 }
 
-// RuleNotes states, once per family with an extrapolated shape, the rule
-// that priced it: "decode attention: a shape outside the table's grid is
-// extrapolated: …". They carry no counts (the summary has them), so a
-// planning command's probes give the same notes.
+// RuleNotes states, once per rule, how the families with an extrapolated
+// shape price one, naming the families that share it in order of first
+// appearance: "rmsnorm, rotary: an extrapolated shape is priced so: …".
+// They carry no counts (simulate's summary has them), so a planning
+// command's probes give the same notes.
 func (c *Coverage) RuleNotes() []string {
-	var out []string
+	var rules []string
+	families := map[string][]string{}
 	for _, f := range c.Families {
-		out = append(out, fmt.Sprintf("%s: a shape outside the table's grid is extrapolated: %s", f.Family, f.Rule))
+		if _, ok := families[f.Rule]; !ok {
+			rules = append(rules, f.Rule)
+		}
+		families[f.Rule] = append(families[f.Rule], f.Family)
+	}
+	out := make([]string, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, fmt.Sprintf("%s: an extrapolated shape is priced so: %s", strings.Join(families[r], ", "), r))
 	}
 	return out
 }

@@ -48,23 +48,28 @@ func TestGemmCoverageByFamily(t *testing.T) {
 }
 
 // TestRuleNotesStateEachFamilysRule: a run's coverage states, once per
-// family with a shape out of its grid, the rule that priced it (a newcomer
-// read "extrapolated by the stated rules" and found no rule stated), in
-// the families' order, without counts; Add keeps a family's rule.
+// rule, how the families with a shape out of their grid price one (a
+// newcomer read "extrapolated by the stated rules" and found no rule
+// stated), in the families' order, without counts; families sharing a
+// rule share its note (an attacker saw the elementwise rule printed four
+// times, once per op); Add keeps a family's rule.
 func TestRuleNotesStateEachFamilysRule(t *testing.T) {
 	var a, b Coverage
 	a.note("gemm bfloat16", gemmRule, Reach{Axis: "n", X: 128256, Edge: 65536}, func() string { return "m=1 n=128256 k=4096" })
 	a.note("gemm bfloat16", gemmRule, Reach{}, func() string { return "m=1 n=4096 k=4096" })
+	a.note("rmsnorm", elementwiseRule, Reach{Axis: "tokens", X: 32, Edge: 16}, func() string { return "tokens=32 width=4096" })
 	b.note("decode attention", decodeRule, Reach{Axis: "batch", X: 600, Edge: 512}, func() string { return "batch=600 ctx=512 heads=32/8" })
 	b.note("gemm bfloat16", gemmRule, Reach{Axis: "m", X: 16384, Edge: 8192}, func() string { return "m=16384 n=4096 k=4096" })
+	b.note("sampler", elementwiseRule, Reach{Axis: "tokens", X: 1, Edge: 2}, func() string { return "tokens=1 width=128256" })
 	var c Coverage
 	c.Add(a)
 	c.Add(b)
 	assert.Equal(t, []string{
-		"gemm bfloat16: a shape outside the table's grid is extrapolated: " + gemmRule,
-		"decode attention: a shape outside the table's grid is extrapolated: " + decodeRule,
+		"gemm bfloat16: an extrapolated shape is priced so: " + gemmRule,
+		"rmsnorm, sampler: an extrapolated shape is priced so: " + elementwiseRule,
+		"decode attention: an extrapolated shape is priced so: " + decodeRule,
 	}, c.RuleNotes())
-	assert.Contains(t, gemmRule, "linearly (FLOPs, m·n·k)")
+	assert.Contains(t, gemmRule, "made monotone in m (cost per unit of work never rising with size")
 	assert.Empty(t, (&Coverage{Lookups: 3}).RuleNotes(), "nothing out of the grid: no rule to state")
 }
 
@@ -114,4 +119,21 @@ func TestGridReachNamesTheRowItReads(t *testing.T) {
 	// Below the smallest batch (512/400 = 1.28× is nearer than 4×).
 	require.Equal(t, "context 4096 = 4× the table's 1024, its longest at batch 512; batch 400 is read from the row at 512",
 		g.reach(400, 4096, "context").String())
+}
+
+// A chunk after a cached prefix is priced as the prefix-free prompt of the
+// same causal work, so its reach names that equivalent length (an attacker
+// read "prompt length 39604.1" for an 8,185-token chunk as a wrong
+// number); a prefix-free prompt keeps "prompt length". H200's prefill
+// table stops at 16,384 tokens: 8,192 after 32,768 cached are
+// 8192·(32768 + 8193/2) = 301,993,984 pairs, EquivalentPromptLen
+// (√(1 + 8·301,993,984) − 1)/2 = (49,152.33 − 1)/2 = 24,575.67.
+func TestPrefillReachNamesTheEquivalentLength(t *testing.T) {
+	a := mustAttention(t, llamaConfig(t, "meta-llama/Llama-3.1-8B-Instruct", "h200-sxm", 1))
+	a.PrefillMs(8192, 32768, 32, 8)
+	require.Len(t, a.Cov.Families, 1)
+	assert.Equal(t, Reach{Axis: "equivalent prompt length", X: EquivalentPromptLen(8192, 32768), Edge: 16384}, a.Cov.Families[0].Reach)
+	assert.InDelta(t, 24575.67, EquivalentPromptLen(8192, 32768), 0.01)
+	a.PrefillMs(65536, 0, 32, 8)
+	assert.Equal(t, Reach{Axis: "prompt length", X: 65536, Edge: 16384}, a.Cov.Families[0].Reach, "the farther, prefix-free")
 }

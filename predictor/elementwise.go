@@ -144,8 +144,9 @@ func (e *Elementwise) Measured(op string) bool { return e.ops[op] != nil }
 
 // elementwiseRule is Ms's rule outside a measured operator's rows, as the
 // run's notes state it.
-const elementwiseRule = "a token count above the table's largest scales its latency linearly in tokens; one below keeps the smallest's latency; " +
-	"a width not measured scales the nearest measured width's latency linearly in width"
+const elementwiseRule = "each measured width's series is first made monotone in tokens (" + pooled + "); a token count above the " +
+	"table's largest scales its latency linearly in tokens, one below keeps the smallest's latency; a width not measured scales " +
+	"the nearest measured width's latency linearly in width"
 
 // Ms is op's kernel time, milliseconds, on tokens rows of width features
 // (0 when either is ≤ 0: no kernel runs).

@@ -159,8 +159,13 @@ func (g *Gemm) idx(i, j, l int) int { return (j*len(g.k.v)+l)*len(g.m.v) + i }
 
 // gemmRule is Ms's rule outside the gemm_perf grid, as the run's notes
 // state it.
-const gemmRule = "each coordinate above the grid scales the edge latency linearly (FLOPs, m·n·k); one below keeps the edge latency; " +
-	"a point the table lacks inside the grid takes the nearest measured (n, k) at the same m, scaled by FLOPs"
+const gemmRule = "each (n, k) column is first made monotone in m (" + pooled + "); then a coordinate above the grid scales the edge latency " +
+	"linearly (FLOPs, m·n·k), one below keeps the edge latency, and a point the table lacks inside the grid takes the nearest measured (n, k) " +
+	"at the same m, scaled by FLOPs"
+
+// pooled says what monotoneCost does to a series before it is read, as
+// the rule notes state it.
+const pooled = "cost per unit of work never rising with size: a run of points breaking that order takes its geometric mean"
 
 // Ms returns latency in milliseconds of an m×n×k GEMM.
 func (g *Gemm) Ms(m, n, k int) float64 {

@@ -190,8 +190,9 @@ func (m *MoE) work(s moeShape, pairs float64) float64 {
 
 // moeRule is Ms's rule outside the moe table's token grid, as the run's
 // notes state it.
-const moeRule = "a token count above the table's largest scales its latency linearly in tokens; one below keeps the smallest's latency; " +
-	"an expert shape the table lacks is scaled from a measured one by roofline work (its own note names both)"
+const moeRule = "the series is first made monotone in tokens (" + pooled + "); a token count above the table's largest scales " +
+	"its latency linearly in tokens, one below keeps the smallest's latency; an expert shape the table lacks is scaled from a " +
+	"measured one by roofline work (its own note names both)"
 
 // Ms is the MoE layer latency, milliseconds, for tokens tokens.
 func (m *MoE) Ms(tokens int) float64 {

@@ -35,6 +35,18 @@ var (
 	minSeriesRowsUsed = 5 // a shorter series keeps its measured rows
 )
 
+// regressionNote says what the regression predictor prices from, and
+// that its series reach past the measured ranges (the extension points
+// above): a shape there is inside the regressed table, not counted as
+// extrapolated, and "the table's" edge in a reach is the regressed one.
+func regressionNote(source string) string {
+	last := func(v []int64) int64 { return v[len(v)-1] }
+	return fmt.Sprintf("predictor regression: GEMM, attention, MoE and collective latencies are per-series regressions of %s, "+
+		"which also extend the series past the measured ranges (GEMM m up to %d, prefill prompt length up to %d, MoE tokens up to %d); "+
+		"shapes there are priced by the fit and count as inside the (regressed) tables",
+		source, last(gemmExtendM), last(prefillExtendISL), last(moeExtendTokens))
+}
+
 type regressed struct {
 	t     *profiles.Tables
 	fits  []*LogLinear // one summary per family: the residuals of its series fits
@@ -73,7 +85,7 @@ func buildRegressed(t *profiles.Tables, hw profiles.Hardware) (*profiles.Tables,
 	r := &Regressions{t: t, hw: hw}
 	out := *t
 	out.Source = t.Source + " (regression)"
-	out.Notes = append(slices.Clone(t.Notes), "predictor regression: GEMM, attention, MoE and collective latencies are per-series regressions of "+t.Source)
+	out.Notes = append(slices.Clone(t.Notes), regressionNote(t.Source))
 	var fits []*LogLinear
 	var err error
 	if out.Gemm, fits, err = r.regressGemm(fits); err != nil {

@@ -80,7 +80,10 @@ func TestRegressionTablesRecoverSyntheticGemm(t *testing.T) {
 	}
 	assert.Equal(t, int64(65536), out.Gemm[len(out.Gemm)-1].M)
 	assert.Equal(t, "synthetic (regression)", out.Source)
-	assert.Contains(t, out.Notes[len(out.Notes)-1], "per-series regressions of synthetic")
+	assert.Equal(t, "predictor regression: GEMM, attention, MoE and collective latencies are per-series regressions of synthetic, "+
+		"which also extend the series past the measured ranges (GEMM m up to 65536, prefill prompt length up to 131072, MoE tokens up to 65536); "+
+		"shapes there are priced by the fit and count as inside the (regressed) tables", out.Notes[len(out.Notes)-1],
+		"an attacker found regression-extended shapes uncounted and unexplained")
 
 	fits, err := SeriesFits(tb, hw)
 	require.NoError(t, err)

@@ -85,8 +85,10 @@ func TestQuantizationAndHardwareRefusals(t *testing.T) {
 }
 
 // gemmRuleText is predictor's GEMM extrapolation rule as a note states it.
-const gemmRuleText = "each coordinate above the grid scales the edge latency linearly (FLOPs, m·n·k); one below keeps the edge latency; " +
-	"a point the table lacks inside the grid takes the nearest measured (n, k) at the same m, scaled by FLOPs"
+const gemmRuleText = "each (n, k) column is first made monotone in m (cost per unit of work never rising with size: " +
+	"a run of points breaking that order takes its geometric mean); then a coordinate above the grid scales the edge latency " +
+	"linearly (FLOPs, m·n·k), one below keeps the edge latency, and a point the table lacks inside the grid takes the nearest " +
+	"measured (n, k) at the same m, scaled by FLOPs"
 
 // vLLM's start-up lines, with its formatting, on stderr: Mixtral-8x7B TP2
 // on H100 as the gate's runs launched it (vLLM logged 440,176 tokens and
@@ -100,7 +102,7 @@ func TestStartupLogLines(t *testing.T) {
 	// Its notes: H100's small ops priced by bytes, and the GEMM rule that
 	// priced the router's n = 8 (under the table's 32).
 	assert.Equal(t, "note: h100-sxm: rmsnorm, rotary, silu_and_mul, embedding, sampler priced by the bytes they move at 80 % of HBM bandwidth plus 3 µs a kernel (no measured rows)\n"+
-		"note: gemm bfloat16: a shape outside the table's grid is extrapolated: "+gemmRuleText+"\n", quiet)
+		"note: gemm bfloat16: an extrapolated shape is priced so: "+gemmRuleText+"\n", quiet)
 	_, quiet, err = run(t, withTiny()...) // H200: priced with the H100 host fit, a note
 	require.NoError(t, err)
 	assert.NotContains(t, quiet, "info:")

@@ -27,14 +27,14 @@ func TestSummaryOutOfGridByFamily(t *testing.T) {
 		"    gemm bfloat16:                       3 shapes, farthest m=1 n=128256 k=4096 (n 128256 = 1.96× the table's 65536)\n")
 	assert.NotContains(t, out, "e.g.")
 	// The summary points to the notes: the rule is stated there, once.
-	assert.Equal(t, 1, strings.Count(errOut, "note: gemm bfloat16: a shape outside the table's grid is extrapolated: "+gemmRuleText+"\n"), errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "note: gemm bfloat16: an extrapolated shape is priced so: "+gemmRuleText+"\n"), errOut)
 
 	// Nothing out of the grids (Llama-2-7b on H100): a bare 0, no pointer
 	// to rule notes that are not there (a newcomer's finding).
 	out, errOut, err = run(t, "simulate", "--quiet", "--hardware", "h100-sxm", "--model", "meta-llama/Llama-2-7b-hf", "--num-prompts", "20")
 	require.NoError(t, err)
 	assert.Contains(t, out, "  outside the tables' grids:             0\n")
-	assert.NotContains(t, errOut, "outside the table's grid", "no family, no rule note")
+	assert.NotContains(t, errOut, "an extrapolated shape is priced so", "no family, no rule note")
 
 	// Without a table (H800 has no collective tables) every shape of the
 	// family is a bandwidth estimate: none is farther, one is an example.
@@ -59,7 +59,7 @@ func TestSummaryFamiliesAddUp(t *testing.T) {
 			n, err := strconv.Atoi(m[2])
 			require.NoError(t, err)
 			sum += n
-			assert.Regexp(t, `(?m)^note: `+regexp.QuoteMeta(m[1])+`: a shape outside the table's grid is extrapolated: \S`, errOut, "%s: %s's rule", f, m[1])
+			assert.Regexp(t, `(?m)^note: (?:[^:]*, )?`+regexp.QuoteMeta(m[1])+`(?:, [^:]*)?: an extrapolated shape is priced so: \S`, errOut, "%s: %s's rule", f, m[1])
 			assert.Contains(t, m[3], "=", "%s: a shape: %s", f, m[0])
 			assert.True(t, strings.Contains(m[4], "× the table's") || strings.Contains(m[4], "× the nearest measured") || strings.Contains(m[4], "no table") ||
 				strings.Contains(m[4], "unmeasured point") || strings.Contains(m[4], "expert shape"), "%s: a reach: %s", f, m[0])

@@ -33,3 +33,26 @@ func TestBindingLimitDisaggregatedNamesThePoolOfTheFailingSLO(t *testing.T) {
 	e2e := above("e2el:p99", "e2el:p99 9000.00 ms > 8000 ms")
 	assert.Equal(t, "decode pool (busy: prefill 63 %, decode 100 %, and a decode engine steps whenever it holds a request); above capacity (2.56): e2el:p99 9000.00 ms > 8000 ms", bindingLimit(e2e))
 }
+
+// A saturated API server binds when the engines have room or the failing
+// SLO is ITL (merged SSE chunks stretch it); with the engines busy and
+// TPOT failing, compute binds and the API server is named beside it
+// (newcomer11: the default deployment's capacity under
+// ttft:p99<=500ms,tpot:mean<=50ms was 59.16 req/s with one API server
+// and 59.15 with two, and the report named the API server).
+func TestBindingLimitAPIServerOnlyWhenItBinds(t *testing.T) {
+	probe := func(slo string, busy, merged float64) *Capacity {
+		sg := Signals{Busy: map[string]float64{"": busy}, MergedChunks: merged}
+		return &Capacity{X: 59.16, Above: &Probe{X: 60.02, Why: slo + " over", FailedSLO: slo, Signals: sg}}
+	}
+	assert.Equal(t, "compute (engines busy 100 % of the run; the API server also merged 32 % of output tokens into SSE chunks, which stretches ITL); above capacity (60.02): tpot:mean over",
+		bindingLimit(probe("tpot:mean", 1.0, 0.32)))
+	assert.Equal(t, "API server (32 % of output tokens in merged SSE chunks); above capacity (60.02): itl:p99 over",
+		bindingLimit(probe("itl:p99", 1.0, 0.32)))
+	assert.Equal(t, "API server (32 % of output tokens in merged SSE chunks); above capacity (60.02): tpot:mean over",
+		bindingLimit(probe("tpot:mean", 0.6, 0.32)))
+	assert.Equal(t, "compute (engines busy 95 % of the run); above capacity (60.02): ttft:p99 over",
+		bindingLimit(probe("ttft:p99", 0.95, 0.05)))
+	assert.Equal(t, "latency: the SLOs bind before the engines fill (busy 60 %); above capacity (60.02): ttft:p99 over",
+		bindingLimit(probe("ttft:p99", 0.6, 0.05)))
+}
