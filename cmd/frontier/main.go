@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // usageError marks bad user input: exit code 2 (like a flag error).
@@ -54,12 +55,20 @@ func newRootOf(only string) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return bad(err) })
+	root.SetGlobalNormalizationFunc(underscoresAsDashes)
 	for _, c := range subcommands {
 		if only == "" || c.name == only {
 			root.AddCommand(c.build())
 		}
 	}
 	return root
+}
+
+// underscoresAsDashes reads --max_num_seqs as --max-num-seqs, as vLLM's
+// FlexibleArgumentParser (vllm/utils: "ArgumentParser that allows both
+// underscore and dash in names") does for vllm serve and vllm bench serve.
+func underscoresAsDashes(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
 }
 
 // invoked is the subcommand args (the command line after the program's
