@@ -16,6 +16,7 @@ import (
 
 	"github.com/gocarina/gocsv"
 
+	"frontier/predictor"
 	"frontier/scenarios"
 	"frontier/sim"
 )
@@ -286,16 +287,17 @@ func resultObject(date any, rf resultFlags, sc *scenarios.Scenario, st *sim.Setu
 		"max_concurrent_requests": s.MaxConcurrentRequests,
 		"max_output_tokens_per_s": s.MaxOutputTokensPerS,
 		"frontier": map[string]any{
-			"scenario":             sc.Name,
-			"arrivals":             describeRate(sc),
-			"hardware":             st.Hardware.Name,
-			"tensor_parallel_size": st.Pred.TP,
-			"num_gpu_blocks":       st.Memory.NumBlocks,
-			"pools":                poolsJSON(st),
-			"engine_steps":         res.Steps,
-			"table_lookups":        res.Coverage.Lookups,
-			"extrapolated_lookups": res.Coverage.Extrapolated,
-			"notes":                res.Notes,
+			"scenario":              sc.Name,
+			"arrivals":              describeRate(sc),
+			"hardware":              st.Hardware.Name,
+			"tensor_parallel_size":  st.Pred.TP,
+			"num_gpu_blocks":        st.Memory.NumBlocks,
+			"pools":                 poolsJSON(st),
+			"engine_steps":          res.Steps,
+			"table_lookups":         res.Coverage.Lookups,
+			"extrapolated_lookups":  res.Coverage.Extrapolated,
+			"extrapolated_families": familiesJSON(res.Coverage),
+			"notes":                 res.Notes,
 		},
 	}
 	policyJSON(out["frontier"].(map[string]any), st, res, s)
@@ -498,6 +500,18 @@ func poolsJSON(st *sim.Setup) []map[string]any {
 			"enable_expert_parallel": d.Pred.ExpertParallel,
 			"num_gpu_blocks":         d.Memory.NumBlocks,
 		})
+	}
+	return out
+}
+
+// familiesJSON is the summary's per-family coverage lines as JSON: for
+// each operator family with a shape outside its table's grid, how many
+// shapes, the farthest (its coordinates, and how far: the summary's text),
+// and the rule that priced them (the family's note); [] when none.
+func familiesJSON(c predictor.Coverage) []map[string]any {
+	out := make([]map[string]any, 0, len(c.Families))
+	for _, f := range c.Families {
+		out = append(out, map[string]any{"family": f.Family, "shapes": f.Shapes, "farthest": f.Farthest, "reach": f.Reach.String(), "rule": f.Rule})
 	}
 	return out
 }

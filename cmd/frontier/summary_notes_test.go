@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -107,4 +110,30 @@ func TestPerStageCells(t *testing.T) {
 		"0              3            20.00           133.33\n"+
 		"1              0                -                -\n"+
 		"2              2            60.00            75.00\n", perStage(res))
+}
+
+// The result JSON carries the summary's per-family coverage (a newcomer
+// found only table_lookups and extrapolated_lookups there): tiny's three
+// LM-head GEMM shapes with their farthest, reach and rule; [] when no
+// shape left the grids.
+func TestSaveResultCarriesCoverageFamilies(t *testing.T) {
+	families := func(args ...string) []any {
+		path := filepath.Join(t.TempDir(), "result.json")
+		_, stderr, err := run(t, append(args, "--save-result", "--result-filename", path)...)
+		require.NoError(t, err, stderr)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var res struct {
+			Frontier struct {
+				Extrapolated int64 `json:"extrapolated_lookups"`
+				Families     []any `json:"extrapolated_families"`
+			} `json:"frontier"`
+		}
+		require.NoError(t, json.Unmarshal(data, &res))
+		require.NotNil(t, res.Frontier.Families, "a list, never null")
+		return res.Frontier.Families
+	}
+	assert.Equal(t, []any{map[string]any{"family": "gemm bfloat16", "shapes": 3.0, "farthest": "m=1 n=128256 k=4096",
+		"reach": "n 128256 = 1.96× the table's 65536", "rule": gemmRuleText}}, families(withTiny()...))
+	assert.Equal(t, []any{}, families("simulate", "--quiet", "--hardware", "h100-sxm", "--model", "meta-llama/Llama-2-7b-hf", "--num-prompts", "20"))
 }
