@@ -118,10 +118,11 @@ func (c *client) send(s *Sim, r *record) {
 	r.out = s.newOut(r.plan, c.stage) // (a stage's requests are sent while it runs)
 	r.out.SendNs = s.now
 	s.peak.send(r)
-	if s.maxModelLen > 0 && int(r.plan.PromptTokens)+int(r.plan.OutputTokens) > s.maxModelLen {
+	if n := int(r.plan.PromptTokens) + int(r.plan.OutputTokens); s.maxModelLen > 0 && n > s.maxModelLen {
 		// vLLM's API server answers 400 ("This model's maximum context
 		// length is …"); bench serve counts the request as failed.
 		r.out.Rejected = true
+		s.longestRejected = max(s.longestRejected, n)
 		s.finish(r, true)
 		return
 	}

@@ -47,8 +47,12 @@ func Diagnose(res *Result, finiteRate bool) []string {
 		}
 	}
 	if completed == 0 && len(res.Requests) > 0 {
-		notes = append(notes, fmt.Sprintf("every request failed: %d refused by the API server (prompt + output tokens over max_model_len, HTTP 400), %d given up at the client timeout",
-			rejected, timedOut))
+		over := "over max_model_len"
+		if rejected > 0 && res.MaxModelLen > 0 {
+			over = fmt.Sprintf("over max_model_len %d, the longest %d", res.MaxModelLen, res.LongestRejected)
+		}
+		notes = append(notes, fmt.Sprintf("every request failed: %d refused by the API server (prompt + output tokens %s, HTTP 400), %d given up at the client timeout",
+			rejected, over, timedOut))
 	}
 	if stuck > 0 {
 		what, it := fmt.Sprintf("%d requests sent never finished nor timed out: the run ended with them", stuck), "them"

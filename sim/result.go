@@ -30,10 +30,15 @@ type Result struct {
 	// Classes are the workload's request classes (RequestRecord.Class
 	// indexes them); nil when it has none.
 	Classes []workload.Class
+	// MaxModelLen is the max_model_len requests were checked against,
+	// tokens (0 = none), and LongestRejected the most tokens (prompt +
+	// output) a refused request asked for (0 when none was refused).
+	MaxModelLen, LongestRejected int
 }
 
 func (s *Sim) result() *Result {
-	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err, MaxOutputTokensPerS: s.peak.peak(), Requests: s.out}
+	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err, MaxOutputTokensPerS: s.peak.peak(), Requests: s.out,
+		MaxModelLen: s.maxModelLen, LongestRejected: s.longestRejected}
 	for _, c := range s.cores {
 		res.Steps += c.Steps
 		res.Engines = append(res.Engines, EngineInfo{ID: c.ID, Pool: c.Pool, DPRank: c.DPRank, Steps: c.Steps})

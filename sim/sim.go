@@ -37,9 +37,11 @@ type Sim struct {
 	finished      int
 	itl           *Histogram
 	tokSvc        int64 // API server work per output token, ns
-	// maxModelLen rejects requests longer than max_model_len (0 = none).
-	maxModelLen int
-	tokDelay    int64 // delay after the API server per token, ns
+	// maxModelLen rejects requests longer than max_model_len (0 = none);
+	// longestRejected is the most tokens (prompt + output) one asked for.
+	maxModelLen     int
+	longestRejected int
+	tokDelay        int64 // delay after the API server per token, ns
 	// stepByStep turns the decode cohort and macro-step off
 	// (Options.StepByStep); macro is the macro-step's reused bookkeeping.
 	stepByStep bool

@@ -167,7 +167,8 @@ func TestNoSilentEmptyRuns(t *testing.T) {
 		{"--timeout", "1e-9", "0 refused by the API server (prompt + output tokens over max_model_len, HTTP 400), 20 given up at the client timeout"},
 		// Below half a ns: still a timeout (1 ns, the clock's unit), never none (attack10e).
 		{"--timeout", "1e-10", "0 refused by the API server (prompt + output tokens over max_model_len, HTTP 400), 20 given up at the client timeout"},
-		{"--max-model-len", "1", "20 refused by the API server (prompt + output tokens over max_model_len, HTTP 400), 0 given up at the client timeout"},
+		// tiny's requests are 64 + 8 tokens: the numbers a user needs to fix it (newcomer11).
+		{"--max-model-len", "1", "20 refused by the API server (prompt + output tokens over max_model_len 1, the longest 72, HTTP 400), 0 given up at the client timeout"},
 	} {
 		out, stderr, err := run(t, withTiny(c.flag, c.value)...)
 		require.NoError(t, err, "bench serve exits 0 and warns")
