@@ -34,11 +34,14 @@ type Result struct {
 	// tokens (0 = none), and LongestRejected the most tokens (prompt +
 	// output) a refused request asked for (0 when none was refused).
 	MaxModelLen, LongestRejected int
+	// APIServers is how many API server processes the requests entered
+	// through (the entry pool's, every replica's).
+	APIServers int
 }
 
 func (s *Sim) result() *Result {
 	res := &Result{ITL: s.itl, EndNs: s.now, Classes: s.client.plan.Classes, Err: s.err, MaxOutputTokensPerS: s.peak.peak(), Requests: s.out,
-		MaxModelLen: s.maxModelLen, LongestRejected: s.longestRejected}
+		MaxModelLen: s.maxModelLen, LongestRejected: s.longestRejected, APIServers: len(s.pools[0].apis)}
 	for _, c := range s.cores {
 		res.Steps += c.Steps
 		res.Engines = append(res.Engines, EngineInfo{ID: c.ID, Pool: c.Pool, DPRank: c.DPRank, Steps: c.Steps})

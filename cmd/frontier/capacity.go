@@ -230,6 +230,27 @@ func (r *capacityRun) probeArgs(x float64, seed int64, n int, closed bool) []str
 	return args
 }
 
+// doubleAPIServers sets sc's co-located deployment to twice its API
+// server processes (api_server_count, default the DP size, as vLLM's),
+// for the binding limit's counterfactual probe (plan.Search.MoreAPI); an
+// error when sc has no co-located deployment or is at the most allowed.
+func doubleAPIServers(sc *scenarios.Scenario) error {
+	d := sc.Deployment
+	if d == nil {
+		return errors.New("no co-located deployment")
+	}
+	n := d.DataParallelSize
+	if d.APIServerCount != nil {
+		n = *d.APIServerCount
+	}
+	if 2*n > scenarios.MaxEngines {
+		return fmt.Errorf("api_server_count %d is at the most allowed", n)
+	}
+	n *= 2
+	d.APIServerCount = &n
+	return nil
+}
+
 // search runs candidate p's capacity search (and, when curve, its
 // points below capacity for the Pareto front).
 func (r *capacityRun) search(p plan.Point, f *capacityFlags, jobs int, label string, curve bool) ranked {
@@ -239,6 +260,16 @@ func (r *capacityRun) search(p plan.Point, f *capacityFlags, jobs int, label str
 		sc, err := r.b.scenario(append(p.Args(), r.probeArgs(x, seed, n, f.closedLoop)...), p.Deployment, true)
 		if err != nil {
 			return &plan.Outcome{Refused: err.Error()} // validated before any run: a bound only (n too large)
+		}
+		return plan.Simulate(sc, plan.RunOptions{Signals: true})
+	}
+	s.MoreAPI = func(x float64, seed int64, n int) *plan.Outcome {
+		sc, err := r.b.scenario(append(p.Args(), r.probeArgs(x, seed, n, f.closedLoop)...), p.Deployment, true)
+		if err == nil {
+			err = doubleAPIServers(sc)
+		}
+		if err != nil {
+			return &plan.Outcome{Refused: err.Error()} // no such probe: the limit falls back to the signals
 		}
 		return plan.Simulate(sc, plan.RunOptions{Signals: true})
 	}

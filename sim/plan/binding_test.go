@@ -1,9 +1,14 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"frontier/predictor"
+	"frontier/sim"
 )
 
 // A disaggregated deployment's binding pool is the one its failing SLO
@@ -34,25 +39,73 @@ func TestBindingLimitDisaggregatedNamesThePoolOfTheFailingSLO(t *testing.T) {
 	assert.Equal(t, "decode pool (busy: prefill 63 %, decode 100 %, and a decode engine steps whenever it holds a request); above capacity (2.56): e2el:p99 9000.00 ms > 8000 ms", bindingLimit(e2e))
 }
 
-// A saturated API server binds when the engines have room or the failing
-// SLO is ITL (merged SSE chunks stretch it); with the engines busy and
-// TPOT failing, compute binds and the API server is named beside it
-// (newcomer11: the default deployment's capacity under
-// ttft:p99<=500ms,tpot:mean<=50ms was 59.16 req/s with one API server
-// and 59.15 with two, and the report named the API server).
-func TestBindingLimitAPIServerOnlyWhenItBinds(t *testing.T) {
-	probe := func(slo string, busy, merged float64) *Capacity {
-		sg := Signals{Busy: map[string]float64{"": busy}, MergedChunks: merged}
-		return &Capacity{X: 59.16, Above: &Probe{X: 60.02, Why: slo + " over", FailedSLO: slo, Signals: sg}}
+// The API server binds when the failing load, probed again with twice
+// its processes, holds; when it still fails, the other limit is named
+// and a loaded API server beside it; without that probe (or when it was
+// refused) the merged-chunk signal decides as before. Signals alone
+// named the wrong limit both ways (newcomer11: the default capacity was
+// 59.16 req/s with one or two API servers, and it said API server;
+// attack12: b200 Llama-2-7b under ttft:p99<=40ms rose 14 % with two, and
+// it said compute).
+func TestBindingLimitAPIServerByCounterfactual(t *testing.T) {
+	capacity := func(slo string, busy, merged, api float64, more *Probe) *Capacity {
+		sg := Signals{Busy: map[string]float64{"": busy}, MergedChunks: merged, APIBusy: api}
+		return &Capacity{X: 59.16, Above: &Probe{X: 60.02, Why: slo + " over", FailedSLO: slo, Signals: sg}, MoreAPI: more}
 	}
-	assert.Equal(t, "compute (engines busy 100 % of the run; the API server also merged 32 % of output tokens into SSE chunks, which stretches ITL); above capacity (60.02): tpot:mean over",
-		bindingLimit(probe("tpot:mean", 1.0, 0.32)))
-	assert.Equal(t, "API server (32 % of output tokens in merged SSE chunks); above capacity (60.02): itl:p99 over",
-		bindingLimit(probe("itl:p99", 1.0, 0.32)))
-	assert.Equal(t, "API server (32 % of output tokens in merged SSE chunks); above capacity (60.02): tpot:mean over",
-		bindingLimit(probe("tpot:mean", 0.6, 0.32)))
-	assert.Equal(t, "compute (engines busy 95 % of the run); above capacity (60.02): ttft:p99 over",
-		bindingLimit(probe("ttft:p99", 0.95, 0.05)))
-	assert.Equal(t, "latency: the SLOs bind before the engines fill (busy 60 %); above capacity (60.02): ttft:p99 over",
-		bindingLimit(probe("ttft:p99", 0.6, 0.05)))
+	held := &Probe{X: 60.02, Held: true}
+	failed := &Probe{X: 60.02, Why: "tpot:mean 51.98 ms > 50 ms"}
+	assert.Equal(t, "API server (busy 87 % of the run, 9 % of output tokens in merged SSE chunks; with twice its processes 60.02 holds); above capacity (60.02): ttft:p99 over",
+		bindingLimit(capacity("ttft:p99", 1.0, 0.09, 0.87, held)))
+	assert.Equal(t, "compute (engines busy 100 % of the run; the API server is loaded too (busy 66 % of the run, 32 % of output tokens in merged SSE chunks), "+
+		"but with twice its processes 60.02 still fails: tpot:mean 51.98 ms > 50 ms); above capacity (60.02): tpot:mean over",
+		bindingLimit(capacity("tpot:mean", 1.0, 0.32, 0.66, failed)))
+	assert.Equal(t, "compute (engines busy 100 % of the run); above capacity (60.02): tpot:mean over",
+		bindingLimit(capacity("tpot:mean", 1.0, 0.05, 0.5, failed)), "an unloaded API server is not named")
+	assert.Equal(t, "latency: the SLOs bind before the engines fill (busy 79 %; the API server is loaded too (busy 93 % of the run, 29 % of output tokens in merged SSE chunks), "+
+		"but with twice its processes 60.02 still fails: tpot:mean 51.98 ms > 50 ms); above capacity (60.02): itl:p99 over",
+		bindingLimit(capacity("itl:p99", 0.79, 0.29, 0.93, failed)))
+	for _, more := range []*Probe{nil, {X: 60.02, Refused: "api_server_count 64 is at the most allowed"}} {
+		assert.Equal(t, "API server (32 % of output tokens in merged SSE chunks); above capacity (60.02): tpot:mean over",
+			bindingLimit(capacity("tpot:mean", 1.0, 0.32, 0.66, more)), "no counterfactual: the signal decides")
+	}
+}
+
+// The search probes its lowest failing load again with MoreAPI, once,
+// for a co-located deployment: the synthetic deployment (40 req/s by
+// construction) fails 40.5 req/s with either prober, so compute binds.
+func TestSearchProbesMoreAPIAtTheFailingLoad(t *testing.T) {
+	slo, err := ParseSLO("ttft:p99<=100ms")
+	require.NoError(t, err)
+	var asked []float64
+	synthetic := syntheticProber(t)
+	s := &Search{Probe: synthetic, SLOs: []SLO{slo}, Precision: 0.02, Seeds: []int64{0}, Requests: 2000, Lengthen: 2, Jobs: 1,
+		MoreAPI: func(x float64, seed int64, n int) *Outcome { asked = append(asked, x); return synthetic(x, seed, n) }}
+	c := s.Run()
+	require.NotNil(t, c.Above)
+	require.NotNil(t, c.MoreAPI)
+	require.NotEmpty(t, asked)
+	for _, x := range asked {
+		assert.Equal(t, c.Above.X, x, "only the lowest failing load (rerun longer while growing)")
+	}
+	assert.False(t, c.MoreAPI.Held)
+	assert.True(t, strings.HasPrefix(c.Limit, "compute (engines busy"), c.Limit)
+}
+
+// apiBusy by hand: one API server over 1 ms; request 0 sent with a
+// 50-token prompt (intake 1,000 + 50 × 10 ns) and streamed 4 chunks
+// (its first token and 3 gaps; a token merged into a chunk costs
+// nothing), request 1 refused and request 2 never sent (no work):
+// (1,500 + 4 × 100) / 1,000,000 = 0.0019.
+func TestAPIBusyByHand(t *testing.T) {
+	itl := sim.NewHistogram()
+	itl.AddN(5e3, 3)
+	res := &sim.Result{APIServers: 1, EndNs: 1e6, ITL: itl, Requests: []sim.RequestRecord{
+		{SendNs: 0, FirstTokenNs: 10, PromptTokens: 50, OutputTokens: 6},
+		{SendNs: 0, FirstTokenNs: -1, PromptTokens: 9000, Rejected: true},
+		{SendNs: -1, FirstTokenNs: -1, PromptTokens: 70},
+	}}
+	host := predictor.HostModel{APIRequestNs: 1000, TokenizePerTokenNs: 10, APITokenNs: 100}
+	assert.InDelta(t, 0.0019, apiBusy(res, host), 1e-15)
+	res.APIServers = 2
+	assert.InDelta(t, 0.00095, apiBusy(res, host), 1e-15)
 }

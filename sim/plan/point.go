@@ -3,6 +3,7 @@ package plan
 import (
 	"math"
 
+	"frontier/predictor"
 	"frontier/scenarios"
 	"frontier/sim"
 )
@@ -37,6 +38,10 @@ type Signals struct {
 	// MergedChunks is the fraction of output tokens the API server sent
 	// merged into an earlier SSE chunk (0 = never saturated).
 	MergedChunks float64
+	// APIBusy is the API servers' utilisation, 0–1: the work the host
+	// model gives them (each sent request's intake, APIInServiceNs, and
+	// each SSE chunk's streaming, APITokenNs) ÷ (servers × run length).
+	APIBusy float64
 }
 
 // RunOptions are the summary settings of every point.
@@ -110,6 +115,7 @@ func Simulate(sc *scenarios.Scenario, opt RunOptions) *Outcome {
 			}
 		}
 		o.Signals.MergedChunks = mergedChunks(res)
+		o.Signals.APIBusy = apiBusy(res, st.Host)
 	}
 	return o
 }
@@ -154,6 +160,34 @@ func mergedChunks(res *sim.Result) float64 {
 		return 0
 	}
 	return math.Max(0, float64(tokens-chunks)/float64(tokens))
+}
+
+// apiBusy is Signals.APIBusy of res, whose API servers work as host says:
+// each sent request's intake, and each SSE chunk (a token merged into a
+// queued chunk costs nothing more: sim's firstToken and stream) at
+// APITokenNs; chunks are first tokens plus inter-token gaps, as in
+// mergedChunks.
+func apiBusy(res *sim.Result, host predictor.HostModel) float64 {
+	if res.APIServers == 0 || res.EndNs <= 0 {
+		return 0
+	}
+	var work float64
+	var chunks int64
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		if r.SendNs < 0 || r.Rejected {
+			continue // never sent, or refused before the API server took it in
+		}
+		work += float64(host.APIInServiceNs(int(r.PromptTokens)))
+		if r.FirstTokenNs >= 0 {
+			chunks++
+		}
+	}
+	if res.ITL != nil {
+		chunks += res.ITL.Count()
+	}
+	work += float64(chunks) * host.APITokenNs
+	return work / (float64(res.APIServers) * float64(res.EndNs))
 }
 
 // GPUs is the GPU count of a resolved setup: every pool's instances ×
