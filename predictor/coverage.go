@@ -3,6 +3,7 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -140,7 +141,42 @@ func (c *Coverage) RuleNotes() []string {
 	}
 	out := make([]string, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, fmt.Sprintf("%s: an extrapolated shape is priced so: %s", strings.Join(families[r], ", "), r))
+		out = append(out, strings.Join(families[r], ", ")+ruleNoteMark+r)
+	}
+	return out
+}
+
+// ruleNoteMark separates a rule note's families from its rule.
+const ruleNoteMark = ": an extrapolated shape is priced so: "
+
+// MergeRuleNotes merges the rule notes (RuleNotes) of several runs that
+// state one rule into one note naming every family of any of them, in
+// order of first appearance, at the first one's place; other notes pass
+// unchanged. A sweep's points price different families by one rule
+// (attack12: "rmsnorm, rotary, embedding, sampler: …" and "rmsnorm,
+// rotary, silu_and_mul, embedding, sampler: …", the same rule twice).
+func MergeRuleNotes(notes []string) []string {
+	var out []string
+	at := map[string]int{}            // rule → its note's index in out
+	families := map[string][]string{} // rule → families, in order
+	for _, n := range notes {
+		fams, rule, ok := strings.Cut(n, ruleNoteMark)
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		if _, seen := at[rule]; !seen {
+			at[rule] = len(out)
+			out = append(out, "")
+		}
+		for _, f := range strings.Split(fams, ", ") {
+			if !slices.Contains(families[rule], f) {
+				families[rule] = append(families[rule], f)
+			}
+		}
+	}
+	for rule, i := range at {
+		out[i] = strings.Join(families[rule], ", ") + ruleNoteMark + rule
 	}
 	return out
 }

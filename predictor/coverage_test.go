@@ -137,3 +137,14 @@ func TestPrefillReachNamesTheEquivalentLength(t *testing.T) {
 	a.PrefillMs(65536, 0, 32, 8)
 	assert.Equal(t, Reach{Axis: "prompt length", X: 65536, Edge: 16384}, a.Cov.Families[0].Reach, "the farther, prefix-free")
 }
+
+// A sweep's points may state one rule for different families: merged
+// into one note naming them all, in first-appearance order, where the
+// first stood; other notes pass as they are.
+func TestMergeRuleNotes(t *testing.T) {
+	e := func(f string) string { return f + ": an extrapolated shape is priced so: " + elementwiseRule }
+	g := "gemm bfloat16: an extrapolated shape is priced so: " + gemmRule
+	assert.Equal(t, []string{e("rmsnorm, rotary, silu_and_mul"), "host model: x", g},
+		MergeRuleNotes([]string{e("rmsnorm, rotary"), "host model: x", e("rmsnorm, silu_and_mul"), g, g}))
+	assert.Empty(t, MergeRuleNotes(nil))
+}

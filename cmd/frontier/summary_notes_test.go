@@ -137,3 +137,22 @@ func TestSaveResultCarriesCoverageFamilies(t *testing.T) {
 		"reach": "n 128256 = 1.96× the table's 65536", "rule": gemmRuleText}}, families(withTiny()...))
 	assert.Equal(t, []any{}, families("simulate", "--quiet", "--hardware", "h100-sxm", "--model", "meta-llama/Llama-2-7b-hf", "--num-prompts", "20"))
 }
+
+// A sweep prints each rule once, naming every family any point priced by
+// it (attack12: Qwen3-30B-A3B and Qwen3-14B printed the elementwise rule
+// twice, with different family lists).
+func TestSweepStatesEachRuleOnce(t *testing.T) {
+	_, errOut, err := run(t, "sweep", "--quiet", "--num-prompts", "40", "--request-rate", "10", "--jobs", "1",
+		"--vary", "model=Qwen/Qwen3-30B-A3B,Qwen/Qwen3-14B")
+	require.NoError(t, err)
+	rules := map[string]int{}
+	for _, l := range strings.Split(errOut, "\n") {
+		if _, rule, ok := strings.Cut(l, ": an extrapolated shape is priced so: "); ok {
+			rules[rule]++
+		}
+	}
+	require.NotEmpty(t, rules, errOut)
+	for rule, n := range rules {
+		assert.Equal(t, 1, n, rule)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"frontier/predictor"
 	"frontier/scenarios"
 	"frontier/sim"
 	"frontier/sim/plan"
@@ -56,7 +57,7 @@ byte-identical outputs for any --jobs and any --shard I/N merged with
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.vary, "vary", nil, "axis KEY=V1,V2,… or KEY=START:STOP:STEP (KEY: a simulate flag without dashes; repeatable)")
+	fl.StringArrayVar(&f.vary, "vary", nil, "axis KEY=V1,V2,… or KEY=START:STOP:STEP (KEY: a simulate flag name without the leading dashes; repeatable)")
 	fl.StringVar(&f.file, "sweep", "", "sweep YAML: vary (axes), zip, deployments (whole deployments, e.g. disaggregated)")
 	fl.BoolVar(&f.zip, "zip", false, "pair the axes' i-th values instead of crossing them")
 	fl.IntVar(&f.jobs, "jobs", 0, "points simulated in parallel (default: all cores)")
@@ -414,9 +415,11 @@ func renderSweep(cmd *cobra.Command, raw [][]byte, csvPath string) error {
 		for _, n := range setupNotes(&lines[i]) {
 			if !slices.Contains(seen, n) {
 				seen = append(seen, n)
-				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 			}
 		}
+	}
+	for _, n := range predictor.MergeRuleNotes(seen) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 	}
 	if err := writeTable(cmd.OutOrStdout(), lines); err != nil {
 		return err

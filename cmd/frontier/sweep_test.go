@@ -196,7 +196,7 @@ func TestSweepBadInput(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--vary", "max-num-seq=1,2"}, `--vary max-num-seq: unknown KEY "max-num-seq"; allowed (simulate's flags without dashes): api-server-count,`},
+		{[]string{"--vary", "max-num-seq=1,2"}, `--vary max-num-seq: unknown KEY "max-num-seq"; allowed (simulate's flag names without the leading dashes): api-server-count,`},
 		{[]string{"--vary", "requests-csv=a,b"}, `unknown KEY "requests-csv"`},
 		{[]string{"--vary", "max-num-seqs=1:10:0"}, "--vary max-num-seqs=1:10:0: STEP must not be 0"},
 		{[]string{"--vary", "max-num-seqs=10:1:2"}, "leads away from STOP"},

@@ -24,6 +24,9 @@ func TestUnderscoreFlagsAreDashFlags(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--max-num-seqs")
 
-	_, _, err = run(t, append(append([]string{}, tinySweep...), "--vary", "max-num-seqs=4,8", "--max_num_batched_tokens", "1024")...)
+	dashSweep, _, err := run(t, append(append([]string{}, tinySweep...), "--vary", "max-num-seqs=4,8", "--max-num-batched-tokens", "1024")...)
 	require.NoError(t, err)
+	underSweep, _, err := run(t, append(append([]string{}, tinySweep...), "--vary", "max_num_seqs=4,8", "--max_num_batched_tokens", "1024")...)
+	require.NoError(t, err, "a --vary key takes underscores too (attack12)")
+	assert.Equal(t, dashSweep, underSweep)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Axis is one swept flag: KEY (a `simulate` flag name without dashes)
+// Axis is one swept flag: KEY (a `simulate` flag name without the leading dashes)
 // and the values it takes, as the flag's text.
 type Axis struct {
 	Key    string   `json:"key"`
@@ -25,9 +25,9 @@ const MaxPoints = 1_000_000
 // STOP, a range of more than MaxPoints values.
 func ParseVary(s string) (Axis, error) {
 	key, val, ok := strings.Cut(s, "=")
-	key = strings.TrimPrefix(strings.TrimSpace(key), "--")
+	key = FlagKey(strings.TrimPrefix(strings.TrimSpace(key), "--"))
 	if !ok || key == "" {
-		return Axis{}, fmt.Errorf("--vary %q: want KEY=V1,V2,… or KEY=START:STOP:STEP (KEY: a simulate flag name without dashes)", s)
+		return Axis{}, fmt.Errorf("--vary %q: want KEY=V1,V2,… or KEY=START:STOP:STEP (KEY: a simulate flag name without the leading dashes)", s)
 	}
 	if strings.Count(val, ":") == 2 && !strings.Contains(val, ",") {
 		vals, err := parseRange(val)
@@ -46,6 +46,11 @@ func ParseVary(s string) (Axis, error) {
 	}
 	return Axis{Key: key, Values: vals}, nil
 }
+
+// FlagKey is an axis key as simulate's flag set names it: underscores
+// read as dashes, as vLLM's parser and frontier's flags take them
+// (max_num_seqs is max-num-seqs).
+func FlagKey(key string) string { return strings.ReplaceAll(key, "_", "-") }
 
 // parseRange expands START:STOP:STEP. Integers stay integers; otherwise
 // each value is START + i·STEP rounded to the inputs' decimals, so
@@ -220,7 +225,7 @@ func CheckKeys(axes []Axis, allowed []string) error {
 	}
 	for _, a := range axes {
 		if !ok[a.Key] {
-			return fmt.Errorf("--vary %s: unknown KEY %q; allowed (simulate's flags without dashes): %s", a.Key, a.Key, strings.Join(allowed, ", "))
+			return fmt.Errorf("--vary %s: unknown KEY %q; allowed (simulate's flag names without the leading dashes): %s", a.Key, a.Key, strings.Join(allowed, ", "))
 		}
 	}
 	return nil

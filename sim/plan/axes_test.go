@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 )
 
 func TestParseVary(t *testing.T) {
@@ -82,7 +83,7 @@ func TestExpandCrossAndZip(t *testing.T) {
 	_, err = Expand([]Axis{{"a", []string{"1"}}, {"a", []string{"2"}}}, false, nil)
 	require.ErrorContains(t, err, "varied twice")
 	require.ErrorContains(t, CheckKeys([]Axis{{"max-num-seq", []string{"1"}}}, []string{"max-num-seqs", "seed"}),
-		`unknown KEY "max-num-seq"; allowed (simulate's flags without dashes): max-num-seqs, seed`)
+		`unknown KEY "max-num-seq"; allowed (simulate's flag names without the leading dashes): max-num-seqs, seed`)
 }
 
 func TestShard(t *testing.T) {
@@ -182,4 +183,21 @@ func TestExpandZipBounded(t *testing.T) {
 func TestParseSLOHugeValue(t *testing.T) {
 	_, err := ParseSLO("ttft:p99<=1e400ms")
 	require.EqualError(t, err, `--slo "ttft:p99<=1e400ms": VALUE must be a finite number > 0`)
+}
+
+// An axis key takes underscores for dashes, as the flags do (attack12:
+// --vary max_num_seqs=4,8 was an unknown KEY), on the command line and in
+// a --sweep file's vary mapping.
+func TestAxisKeysTakeUnderscores(t *testing.T) {
+	a, err := ParseVary("max_num_seqs=4,8")
+	require.NoError(t, err)
+	assert.Equal(t, Axis{Key: "max-num-seqs", Values: []string{"4", "8"}}, a)
+	a, err = ParseVary("--api_server_count=1:3:1")
+	require.NoError(t, err)
+	assert.Equal(t, "api-server-count", a.Key)
+	for _, n := range []*yaml.Node{{Kind: yaml.ScalarNode, Value: "4:8:4"}, {Kind: yaml.SequenceNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "4"}, {Kind: yaml.ScalarNode, Value: "8"}}}} {
+		a, err = fileAxis("max_num_seqs", n)
+		require.NoError(t, err)
+		assert.Equal(t, Axis{Key: "max-num-seqs", Values: []string{"4", "8"}}, a)
+	}
 }

@@ -131,7 +131,7 @@ func fileAxis(key string, n *yaml.Node) (Axis, error) {
 		}
 		return a, nil
 	case yaml.SequenceNode:
-		a := Axis{Key: key}
+		a := Axis{Key: FlagKey(key)}
 		for _, v := range n.Content {
 			if v.Kind != yaml.ScalarNode || v.Value == "" {
 				return a, fmt.Errorf("vary.%s: each value is a scalar (a flag's text)", key)
