@@ -69,7 +69,7 @@ func TestRuleNotesStateEachFamilysRule(t *testing.T) {
 		"rmsnorm, sampler: an extrapolated shape is priced so: " + elementwiseRule,
 		"decode attention: an extrapolated shape is priced so: " + decodeRule,
 	}, c.RuleNotes())
-	assert.Contains(t, gemmRule, "made monotone in m (cost per unit of work never rising with size")
+	assert.Contains(t, gemmRule, "the column made monotone in m (cost per unit of work never rising with size")
 	assert.Empty(t, (&Coverage{Lookups: 3}).RuleNotes(), "nothing out of the grid: no rule to state")
 }
 

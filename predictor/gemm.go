@@ -159,9 +159,9 @@ func (g *Gemm) idx(i, j, l int) int { return (j*len(g.k.v)+l)*len(g.m.v) + i }
 
 // gemmRule is Ms's rule outside the gemm_perf grid, as the run's notes
 // state it.
-const gemmRule = "each (n, k) column is first made monotone in m (" + pooled + "); then a coordinate above the grid scales the edge latency " +
-	"linearly (FLOPs, m·n·k), one below keeps the edge latency, and a point the table lacks inside the grid takes the nearest measured (n, k) " +
-	"at the same m, scaled by FLOPs"
+const gemmRule = "each (n, k) column's points the table lacks are first filled from the nearest measured (n, k) at the same m, " +
+	"scaled by FLOPs, and the column made monotone in m (" + pooled + "); then a coordinate above the grid scales the edge " +
+	"latency linearly (FLOPs, m·n·k), and one below keeps the edge latency"
 
 // pooled says what monotoneCost does to a series before it is read, as
 // the rule notes state it.

@@ -85,10 +85,10 @@ func TestQuantizationAndHardwareRefusals(t *testing.T) {
 }
 
 // gemmRuleText is predictor's GEMM extrapolation rule as a note states it.
-const gemmRuleText = "each (n, k) column is first made monotone in m (cost per unit of work never rising with size: " +
-	"a run of points breaking that order takes its geometric mean); then a coordinate above the grid scales the edge latency " +
-	"linearly (FLOPs, m·n·k), one below keeps the edge latency, and a point the table lacks inside the grid takes the nearest " +
-	"measured (n, k) at the same m, scaled by FLOPs"
+const gemmRuleText = "each (n, k) column's points the table lacks are first filled from the nearest measured (n, k) at the same m, " +
+	"scaled by FLOPs, and the column made monotone in m (cost per unit of work never rising with size: a run of points breaking " +
+	"that order takes its geometric mean); then a coordinate above the grid scales the edge latency linearly (FLOPs, m·n·k), " +
+	"and one below keeps the edge latency"
 
 // vLLM's start-up lines, with its formatting, on stderr: Mixtral-8x7B TP2
 // on H100 as the gate's runs launched it (vLLM logged 440,176 tokens and
