@@ -127,6 +127,9 @@ type replicaSet struct {
 	view     []router.Replica
 	dp, apis int      // engine cores and API servers per replica
 	dpRouter []Router // each replica's own DP load balancer
+	// taken counts the requests each replica's API servers have taken in:
+	// its k-th goes to its server k mod apis.
+	taken    []int
 	interval int64
 	req      router.Request
 }
@@ -145,7 +148,7 @@ func newReplicaSet(st *Setup) (*replicaSet, error) {
 // metrics refreshed every interval ns (0 = live); dpRouter names each
 // replica's DP load balancer.
 func newRouterView(pol router.Policy, n, dp, apis, kvBlocks int, interval int64, dpRouter string) *replicaSet {
-	rs := &replicaSet{policy: pol, view: make([]router.Replica, n), dp: dp, apis: apis, interval: interval}
+	rs := &replicaSet{policy: pol, view: make([]router.Replica, n), dp: dp, apis: apis, interval: interval, taken: make([]int, n)}
 	rs.routed, _ = pol.(router.RoutedHook)
 	rs.finished, _ = pol.(router.FinishedHook)
 	rs.scraped, _ = pol.(router.ScrapedHook)
@@ -237,7 +240,9 @@ func (rs *replicaSet) cores(p *pool, rep int) ([]*Core, Router) {
 // apiFor is the API server that takes r in. With replicas, the router
 // picks r's replica first (it is the proxy in front of their API
 // servers), then connections spread over that replica's servers as over
-// one deployment's (request i to server i mod n).
+// one deployment's: the replica's k-th request to its server k mod n.
+// (By the request's ID, a round-robin router sending IDs ≡ r mod 2 to
+// replica r used one of its two servers: attack13.)
 func (s *Sim) apiFor(r *record) *apiServer {
 	p := s.pools[0]
 	if s.replicas == nil {
@@ -245,6 +250,7 @@ func (s *Sim) apiFor(r *record) *apiServer {
 	}
 	r.replica, r.routed = s.replicas.pick(s, r), true
 	r.out.Replica = int32(r.replica)
-	a := s.replicas.apis
-	return &p.apis[r.replica*a+int(r.plan.ID)%a]
+	a, k := s.replicas.apis, &s.replicas.taken[r.replica]
+	*k++
+	return &p.apis[r.replica*a+(*k-1)%a]
 }

@@ -263,3 +263,28 @@ func TestNoScrapesForARouterBlindToMetrics(t *testing.T) {
 		s.Run()
 	}
 }
+
+// Each replica's API servers share its requests whatever the router
+// does: with round-robin over 2 replicas of 2 API servers each, replica r
+// gets the requests with IDs ≡ r mod 2, which by ID alone all went to one
+// of its two servers (attack13: --api-server-count 2 then changed
+// nothing). Every server of both replicas takes requests in now.
+func TestReplicaAPIServersShareItsRequests(t *testing.T) {
+	sc, err := scenarios.Load("../scenarios/examples/llama-3.1-8b-h200-random.yaml")
+	require.NoError(t, err)
+	sc.Workload.Random.NumPrompts = 40
+	two := 2
+	sc.Deployment.APIServerCount = &two
+	sc.Replicas = &scenarios.Replicas{Count: 2, Router: "round-robin"}
+	require.NoError(t, sc.Validate())
+	s, _, err := Build(sc, Options{})
+	require.NoError(t, err)
+	require.Len(t, s.pools[0].apis, 4)
+	for _, r := range s.Run().Requests {
+		assert.False(t, r.Failed)
+		assert.Equal(t, r.ID%2, r.Replica, "round-robin")
+	}
+	for i, a := range s.pools[0].apis {
+		assert.Positive(t, a.free, "API server %d (replica %d) took no request", i, i/2)
+	}
+}

@@ -201,3 +201,11 @@ func TestAxisKeysTakeUnderscores(t *testing.T) {
 		assert.Equal(t, Axis{Key: "max-num-seqs", Values: []string{"4", "8"}}, a)
 	}
 }
+
+// A --sweep file naming one flag twice (as max_num_seqs and max-num-seqs)
+// is refused naming the file's keys, not --vary (attack13: it said
+// "--vary max-num-seqs: the key is varied twice" with no --vary given).
+func TestSweepFileDuplicateKeyNamesTheFile(t *testing.T) {
+	_, err := ParseFile([]byte("vary:\n  max-num-seqs: [4, 8]\n  max_num_seqs: [16]\n"))
+	require.EqualError(t, err, "vary.max_num_seqs: the flag max-num-seqs is varied twice (also as vary.max-num-seqs); give all its values under one key")
+}

@@ -60,7 +60,7 @@ func TestBindingLimitAPIServerByCounterfactual(t *testing.T) {
 		"but with twice its processes 60.02 still fails: tpot:mean 51.98 ms > 50 ms); above capacity (60.02): tpot:mean over",
 		bindingLimit(capacity("tpot:mean", 1.0, 0.32, 0.66, failed)))
 	assert.Equal(t, "compute (engines busy 100 % of the run); above capacity (60.02): tpot:mean over",
-		bindingLimit(capacity("tpot:mean", 1.0, 0.05, 0.5, failed)), "an unloaded API server is not named")
+		bindingLimit(capacity("tpot:mean", 1.0, 0.05, 0.3, failed)), "an unloaded API server is not named")
 	assert.Equal(t, "latency: the SLOs bind before the engines fill (busy 79 %; the API server is loaded too (busy 93 % of the run, 29 % of output tokens in merged SSE chunks), "+
 		"but with twice its processes 60.02 still fails: tpot:mean 51.98 ms > 50 ms); above capacity (60.02): itl:p99 over",
 		bindingLimit(capacity("itl:p99", 0.79, 0.29, 0.93, failed)))
@@ -71,24 +71,46 @@ func TestBindingLimitAPIServerByCounterfactual(t *testing.T) {
 }
 
 // The search probes its lowest failing load again with MoreAPI, once,
-// for a co-located deployment: the synthetic deployment (40 req/s by
-// construction) fails 40.5 req/s with either prober, so compute binds.
+// as long as that probe ran, when its API server was loaded: the
+// synthetic deployment (40 req/s by construction, its API server marked
+// 90 % busy) fails 40.5 req/s with either prober, so compute binds; with
+// its API server idle there is no such probe.
 func TestSearchProbesMoreAPIAtTheFailingLoad(t *testing.T) {
 	slo, err := ParseSLO("ttft:p99<=100ms")
 	require.NoError(t, err)
-	var asked []float64
 	synthetic := syntheticProber(t)
-	s := &Search{Probe: synthetic, SLOs: []SLO{slo}, Precision: 0.02, Seeds: []int64{0}, Requests: 2000, Lengthen: 2, Jobs: 1,
-		MoreAPI: func(x float64, seed int64, n int) *Outcome { asked = append(asked, x); return synthetic(x, seed, n) }}
+	loaded := func(x float64, seed int64, n int) *Outcome {
+		o := synthetic(x, seed, n)
+		o.Signals.APIBusy = 0.9
+		return o
+	}
+	type ask struct {
+		x float64
+		n int
+	}
+	var asked []ask
+	more := func(x float64, seed int64, n int) *Outcome {
+		asked = append(asked, ask{x, n})
+		return loaded(x, seed, n)
+	}
+	s := &Search{Probe: loaded, SLOs: []SLO{slo}, Precision: 0.02, Seeds: []int64{0}, Requests: 500, Lengthen: 2, Jobs: 1, MoreAPI: more}
 	c := s.Run()
 	require.NotNil(t, c.Above)
 	require.NotNil(t, c.MoreAPI)
 	require.NotEmpty(t, asked)
-	for _, x := range asked {
-		assert.Equal(t, c.Above.X, x, "only the lowest failing load (rerun longer while growing)")
+	assert.Equal(t, ask{c.Above.X, c.Above.Requests}, asked[0], "the failing load, as long as it ran")
+	for _, a := range asked {
+		assert.Equal(t, c.Above.X, a.x)
 	}
 	assert.False(t, c.MoreAPI.Held)
 	assert.True(t, strings.HasPrefix(c.Limit, "compute (engines busy"), c.Limit)
+	assert.Contains(t, c.Limit, "the API server is loaded too (busy 90 % of the run")
+
+	asked = nil
+	s.Probe = synthetic
+	c = s.Run()
+	assert.Nil(t, c.MoreAPI, "an idle API server is not tested")
+	assert.Empty(t, asked)
 }
 
 // apiBusy by hand: one API server over 1 ms; request 0 sent with a

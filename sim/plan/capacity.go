@@ -76,7 +76,9 @@ type Capacity struct {
 	// deployment, and Bound says why ("" when Above bounds X).
 	Bound string
 	// MoreAPI is Above probed again with twice the API server processes
-	// (Search.MoreAPI) when the deployment is co-located; nil otherwise.
+	// (Search.MoreAPI), as long as Above ran, when the deployment is
+	// co-located and its API server loaded there (Signals.apiLoaded); nil
+	// otherwise.
 	MoreAPI *Probe
 }
 
@@ -178,25 +180,31 @@ func (s *Search) Run() *Capacity {
 			c.Above = p
 		}
 	}
-	if a := c.Above; a != nil && s.MoreAPI != nil && a.Refused == "" && len(a.Signals.Busy) == 1 {
-		c.MoreAPI = s.probeWith(s.MoreAPI, a.X)
+	if a := c.Above; a != nil && s.MoreAPI != nil && a.Refused == "" && len(a.Signals.Busy) == 1 && a.Signals.apiLoaded() {
+		// As long as the failing probe ran (it may have been lengthened):
+		// a shorter run holds more easily (attack13: 600 requests held
+		// with twice the processes where 1,200 had failed with one).
+		c.MoreAPI = s.probeWith(s.MoreAPI, a.X, a.Requests)
 	}
 	c.Limit = bindingLimit(c)
 	return c
 }
 
-// apiLoaded says the API server is loaded enough to name beside another
-// limit: over 10 % of output tokens merged into earlier SSE chunks (as
-// sim.Diagnose), or its processes busy ≥ 80 % of the run.
-func (sg Signals) apiLoaded() bool { return sg.MergedChunks > 0.1 || sg.APIBusy >= 0.8 }
+// apiLoaded says the API server is loaded enough to test and to name
+// beside another limit: over 10 % of output tokens merged into earlier
+// SSE chunks (as sim.Diagnose), or its processes busy ≥ 50 % of the run
+// (a 128/32-token search under ttft:p99<=60ms at 69 % busy and 4 %
+// merged rose 8 % with two; 70B PP searches at 13–22 % busy "held" with
+// twice the processes by the growth detector's noise alone: attack13).
+func (sg Signals) apiLoaded() bool { return sg.MergedChunks > 0.1 || sg.APIBusy >= 0.5 }
 
 func (c *Capacity) last() *Probe { return &c.Probes[len(c.Probes)-1] }
 
 // probe runs load x for every seed (in parallel) and combines them.
-func (s *Search) probe(x float64) *Probe { return s.probeWith(s.Probe, x) }
+func (s *Search) probe(x float64) *Probe { return s.probeWith(s.Probe, x, s.Requests) }
 
-// probeWith is probe with prober pr.
-func (s *Search) probeWith(pr Prober, x float64) *Probe {
+// probeWith is probe with prober pr, each trial starting at start requests.
+func (s *Search) probeWith(pr Prober, x float64, start int) *Probe {
 	type trial struct {
 		p       Probe
 		failed  bool
@@ -204,7 +212,7 @@ func (s *Search) probeWith(pr Prober, x float64) *Probe {
 	}
 	trials := make([]trial, len(s.Seeds))
 	_ = Ordered(len(s.Seeds), s.Jobs, func(k int) trial {
-		p := s.trial(pr, x, s.Seeds[k])
+		p := s.trial(pr, x, s.Seeds[k], start)
 		return trial{p: *p}
 	}, func(k int, t trial) error { trials[k] = t; return nil }, nil)
 	out := trials[0].p
@@ -234,8 +242,7 @@ func (s *Search) probeWith(pr Prober, x float64) *Probe {
 
 // trial probes one seed: a probe that meets every SLO but is still
 // growing is rerun twice as long, up to Lengthen times, then fails.
-func (s *Search) trial(pr Prober, x float64, seed int64) *Probe {
-	n := s.Requests
+func (s *Search) trial(pr Prober, x float64, seed int64, n int) *Probe {
 	for k := 0; ; k++ {
 		o := pr(x, seed, n)
 		p := &Probe{X: x, Requests: n, Refused: o.Refused}

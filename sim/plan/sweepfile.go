@@ -88,11 +88,17 @@ func ParseFile(data []byte) (*File, error) {
 			if val.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("vary: a mapping of KEY: [values] or KEY: \"START:STOP:STEP\"")
 			}
+			written := map[string]string{} // flag key → the key as the file wrote it
 			for j := 0; j+1 < len(val.Content); j += 2 {
 				a, err := fileAxis(val.Content[j].Value, val.Content[j+1])
 				if err != nil {
 					return nil, err
 				}
+				if first, ok := written[a.Key]; ok {
+					return nil, fmt.Errorf("vary.%s: the flag %s is varied twice (also as vary.%s); give all its values under one key",
+						val.Content[j].Value, a.Key, first)
+				}
+				written[a.Key] = val.Content[j].Value
 				out.Axes = append(out.Axes, a)
 			}
 		case "zip":
