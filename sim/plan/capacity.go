@@ -34,9 +34,9 @@ type Search struct {
 	Jobs       int // seeds probed in parallel
 	// MoreAPI probes the same deployment with twice its API server
 	// processes (nil: no such probe). When the lowest failing load shows
-	// a saturated API server, the search probes that load again with it,
-	// so the binding limit names the API server only if relieving it
-	// lets that load hold (Capacity.MoreAPI).
+	// a loaded API server (Signals.apiLoaded), the search probes that
+	// load again with it, so the binding limit names the API server only
+	// if relieving it lets that load hold (Capacity.MoreAPI).
 	MoreAPI Prober
 }
 

@@ -145,7 +145,17 @@ func poolNamed(pools []poolSignals, name string) *poolSignals {
 // inside an earlier chunk: tokens − chunks (a first token and every
 // inter-token gap are one chunk each), as sim.Diagnose counts them.
 func mergedChunks(res *sim.Result) float64 {
-	var tokens, chunks int64
+	tokens, chunks := streamed(res)
+	if tokens == 0 {
+		return 0
+	}
+	return math.Max(0, float64(tokens-chunks)/float64(tokens))
+}
+
+// streamed is res's output tokens and the SSE chunks that carried them:
+// each request's first token opens one, each inter-token gap another
+// (a token merged into a queued chunk adds none).
+func streamed(res *sim.Result) (tokens, chunks int64) {
 	for i := range res.Requests {
 		r := &res.Requests[i]
 		tokens += int64(r.OutputTokens)
@@ -156,36 +166,26 @@ func mergedChunks(res *sim.Result) float64 {
 	if res.ITL != nil {
 		chunks += res.ITL.Count()
 	}
-	if tokens == 0 {
-		return 0
-	}
-	return math.Max(0, float64(tokens-chunks)/float64(tokens))
+	return tokens, chunks
 }
 
 // apiBusy is Signals.APIBusy of res, whose API servers work as host says:
-// each sent request's intake, and each SSE chunk (a token merged into a
-// queued chunk costs nothing more: sim's firstToken and stream) at
-// APITokenNs; chunks are first tokens plus inter-token gaps, as in
-// mergedChunks.
+// each sent request's intake, and each SSE chunk (streamed; a token
+// merged into a queued chunk costs nothing more: sim's firstToken and
+// stream) at APITokenNs.
 func apiBusy(res *sim.Result, host predictor.HostModel) float64 {
 	if res.APIServers == 0 || res.EndNs <= 0 {
 		return 0
 	}
 	var work float64
-	var chunks int64
 	for i := range res.Requests {
 		r := &res.Requests[i]
 		if r.SendNs < 0 || r.Rejected {
 			continue // never sent, or refused before the API server took it in
 		}
 		work += float64(host.APIInServiceNs(int(r.PromptTokens)))
-		if r.FirstTokenNs >= 0 {
-			chunks++
-		}
 	}
-	if res.ITL != nil {
-		chunks += res.ITL.Count()
-	}
+	_, chunks := streamed(res)
 	work += float64(chunks) * host.APITokenNs
 	return work / (float64(res.APIServers) * float64(res.EndNs))
 }
