@@ -131,19 +131,11 @@ func (c *Coverage) note(family, rule string, r Reach, shape func() string) {
 // They carry no counts (simulate's summary has them), so a planning
 // command's probes give the same notes.
 func (c *Coverage) RuleNotes() []string {
-	var rules []string
-	families := map[string][]string{}
+	notes := make([]string, 0, len(c.Families))
 	for _, f := range c.Families {
-		if _, ok := families[f.Rule]; !ok {
-			rules = append(rules, f.Rule)
-		}
-		families[f.Rule] = append(families[f.Rule], f.Family)
+		notes = append(notes, f.Family+ruleNoteMark+f.Rule)
 	}
-	out := make([]string, 0, len(rules))
-	for _, r := range rules {
-		out = append(out, strings.Join(families[r], ", ")+ruleNoteMark+r)
-	}
-	return out
+	return MergeRuleNotes(notes)
 }
 
 // ruleNoteMark separates a rule note's families from its rule.
